@@ -1,0 +1,1 @@
+"""The `stratagate` command line: one module per command group, wired together in `main`."""

@@ -1,0 +1,1 @@
+"""Where memory lives: the backend contract, SQLAlchemy schema v7, migrations, forensic opens."""

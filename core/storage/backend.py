@@ -1,0 +1,95 @@
+"""The contract between the memory engine (`stratagate.memory`) and a storage backend.
+
+Records cross this boundary as plain dicts in the snapshot shape (camelCase keys, as the reference's
+`exportSnapshot()` writes them, upgraded to v7: blocks carry `pointerAnchorBlockPosition` and `lastLiftedBy`,
+the space carries `blockDecayLambda`). The engine never sees rows; a backend never sees engine objects.
+
+Sections and the key each record is identified by:
+
+| section                    | key         | notes                                              |
+|----------------------------|-------------|----------------------------------------------------|
+| `openTail`                 | `id`        | messages not yet sealed, in arrival order           |
+| `blocks`                   | `id`        | with `l5Raw` (the sealed messages) nested           |
+| `events`                   | `id`        | with `sourceMessageIds`, `temporal`, `weight`       |
+| `elements`                 | `id`        | with `facts` nested (each with `sourceEventIds`)    |
+| `extractionJobs`           | `blockId`   |                                                     |
+| `elementProjectionJobs`    | `id`        |                                                     |
+| `usageReceipts`            | `id`        |                                                     |
+| `ingestionReceipts`        | `id`        |                                                     |
+| `successfulModelResponses` | `id`        | the backend keeps the last 5                        |
+
+The space record holds `schemaVersion, revision, currentTurn, blockTurnSize, blockDecayLambda, createdAt,
+updatedAt`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+SECTION_KEYS: dict[str, str] = {
+    "openTail": "id",
+    "blocks": "id",
+    "events": "id",
+    "elements": "id",
+    "extractionJobs": "blockId",
+    "elementProjectionJobs": "id",
+    "usageReceipts": "id",
+    "ingestionReceipts": "id",
+    "successfulModelResponses": "id",
+}
+
+Record = dict[str, Any]
+
+
+@dataclass
+class ChangeSet:
+    """Everything one mutation changes: the backend writes exactly this, in one transaction."""
+
+    space: Record = field(default_factory=dict)
+    """Changed space fields (`currentTurn`, `blockTurnSize`, `blockDecayLambda`); never `revision`."""
+    upserts: dict[str, list[Record]] = field(default_factory=dict)
+    """Section -> whole records to insert or replace, in the order they belong in the section."""
+    deletes: dict[str, list[str]] = field(default_factory=dict)
+    """Section -> keys to remove (e.g. open-tail messages that a sealed block now owns)."""
+
+    def upsert(self, section: str, record: Record) -> None:
+        self.upserts.setdefault(section, []).append(record)
+
+    def delete(self, section: str, key: str) -> None:
+        self.deletes.setdefault(section, []).append(key)
+
+    def is_empty(self) -> bool:
+        return not (self.space or self.upserts or self.deletes)
+
+
+class StorageBackend(Protocol):
+    """What the engine needs from a store. `MemoryBackend` and the SQL backends implement it."""
+
+    location: str
+    """What to show the user: a file path, or a URL without its password."""
+    read_only: bool
+
+    def list_namespaces(self) -> list[str]: ...
+
+    def load_space(self, namespace: str) -> Record | None:
+        """The space record, or None when the namespace does not exist. Cheap: reads one row."""
+
+    def create_space(self, namespace: str, space: Record) -> int:
+        """Create an empty namespace; returns its revision (1)."""
+
+    def load_section(self, namespace: str, section: str) -> list[Record]:
+        """Every record of a section, in section order. The engine calls it lazily, once per section."""
+
+    def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
+        """Keys of a section in section order, optionally filtered (`status`, `eventType`, `criticality`,
+        `participant`, `threadId`, `text` substring). Lets the app list 100k rows holding ids only."""
+
+    def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
+        """The records for these keys, in the order asked; unknown keys are skipped."""
+
+    def commit(self, namespace: str, changes: ChangeSet, expected_revision: int) -> int:
+        """Apply one mutation atomically if the stored revision equals `expected_revision`; returns the new
+        revision (expected + 1). Raises `StorageConflictError` and writes nothing when it does not."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,25 @@
+"""Shared test set-up. Qt must see QT_QPA_PLATFORM before any Qt import, so it is set here first."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REFERENCE_DB = FIXTURES / "reference-v5-basic.sqlite"
+REFERENCE_SNAPSHOT = FIXTURES / "reference-v5-basic.snapshot.json"
+REFERENCE_ORACLE = FIXTURES / "reference-v5-basic.json"
+REFERENCE_NAMESPACE = "project:atlas"
+
+
+@pytest.fixture
+def reference_db_copy(tmp_path: Path) -> Path:
+    """A private, writable copy of the reference database (the original is never opened for writing)."""
+    copy = tmp_path / REFERENCE_DB.name
+    shutil.copyfile(REFERENCE_DB, copy)
+    return copy
