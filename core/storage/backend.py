@@ -52,6 +52,9 @@ class ChangeSet:
     """Section -> whole records to insert or replace, in the order they belong in the section."""
     deletes: dict[str, list[str]] = field(default_factory=dict)
     """Section -> keys to remove (e.g. open-tail messages that a sealed block now owns)."""
+    journal: list[Record] = field(default_factory=list)
+    """Curation-journal entries (see `stratagate.journal`) appended in the same transaction, so a journal
+    entry exists exactly when its mutation does."""
 
     def upsert(self, section: str, record: Record) -> None:
         self.upserts.setdefault(section, []).append(record)
@@ -60,7 +63,7 @@ class ChangeSet:
         self.deletes.setdefault(section, []).append(key)
 
     def is_empty(self) -> bool:
-        return not (self.space or self.upserts or self.deletes)
+        return not (self.space or self.upserts or self.deletes or self.journal)
 
 
 class StorageBackend(Protocol):
