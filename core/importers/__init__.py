@@ -1,0 +1,1 @@
+"""Importers: turn conversations kept in other formats into StrataGate memory."""

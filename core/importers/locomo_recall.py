@@ -1,0 +1,76 @@
+"""Evidence recall of a retrieval on LoCoMo questions: did the top k hits include the turns the answer cites?
+
+Retrievals return messages or events; `TurnIndex` maps them back to the `dia_id` of the LoCoMo utterance they
+came from (by the message's instant: the importer gives every utterance its own), so every retrieval is
+scored in the same unit, a ranked list of dia_ids.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from stratagate.importers.locomo import LocomoConversation
+
+RRF_K = 60
+"""The reference's reciprocal-rank constant."""
+
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+class TurnIndex:
+    """dia_id of each message of an imported LoCoMo conversation."""
+
+    def __init__(self, conversation: LocomoConversation):
+        self._dia_id_at = {turn.created_at: turn.dia_id for turn in conversation.turns}
+        self._dia_id_of_message: dict[str, str] = {}
+
+    def add_message(self, message_id: str, created_at: str | datetime) -> str | None:
+        """Remember the message's dia_id (None when the instant is no LoCoMo turn's)."""
+        instant = created_at if isinstance(created_at, datetime) else datetime.fromisoformat(created_at)
+        dia_id = self._dia_id_at.get(instant)
+        if dia_id is not None:
+            self._dia_id_of_message[message_id] = dia_id
+        return dia_id
+
+    def dia_id(self, message_id: str) -> str | None:
+        return self._dia_id_of_message.get(message_id)
+
+    def dia_ids(self, message_ids: Iterable[str]) -> list[str]:
+        """The dia_ids of these messages, in order, without repeats or unknown messages."""
+        found = (self._dia_id_of_message.get(message_id) for message_id in message_ids)
+        return list(dict.fromkeys(dia_id for dia_id in found if dia_id is not None))
+
+
+def first_occurrences(dia_ids: Iterable[str]) -> list[str]:
+    """A ranked list with repeats removed, each id at its best rank."""
+    return list(dict.fromkeys(dia_ids))
+
+
+def recall_at_k(evidence: Sequence[str], ranked_dia_ids: Sequence[str], k: int) -> float:
+    """The share of the evidence found in the first k distinct dia_ids."""
+    if not evidence:
+        raise ValueError("recall needs at least one evidence id")
+    top = set(first_occurrences(ranked_dia_ids)[:k])
+    return sum(1 for dia_id in set(evidence) if dia_id in top) / len(set(evidence))
+
+
+def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
+    """Reciprocal-rank fusion of ranked dia_id lists, with the reference's tie rules: score descending,
+    then best rank ascending, then id. Repeats within one list count at their first rank only."""
+    scores: dict[str, float] = defaultdict(float)
+    best_rank: dict[str, int] = {}
+    for ranking in rankings:
+        for rank, dia_id in enumerate(first_occurrences(ranking)):
+            scores[dia_id] += 1 / (k + rank + 1)
+            best_rank[dia_id] = min(rank, best_rank.get(dia_id, rank))
+    return sorted(scores, key=lambda dia_id: (-scores[dia_id], best_rank[dia_id], dia_id))
+
+
+def mean_by_category(values: Iterable[tuple[int, float]]) -> dict[int, tuple[float, int]]:
+    """(category, value) pairs → category: (mean, count), categories in ascending order."""
+    grouped: dict[int, list[float]] = defaultdict(list)
+    for category, value in values:
+        grouped[category].append(value)
+    return {category: (sum(items) / len(items), len(items)) for category, items in sorted(grouped.items())}

@@ -1,0 +1,59 @@
+"""Recall helpers used by bench/locomo.py: recall@k, dia_id-level RRF, message → dia_id mapping."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stratagate.importers.locomo import read_locomo_file
+from stratagate.importers.locomo_recall import (
+    TurnIndex,
+    mean_by_category,
+    recall_at_k,
+    rrf_fuse,
+)
+
+SMALL = Path(__file__).parents[1] / "importers" / "small-locomo.json"
+
+
+def test_recall_counts_evidence_in_the_first_k_distinct_ids():
+    ranked = ["D1:1", "D1:1", "D2:2", "D1:3", "D2:1"]
+    assert recall_at_k(["D1:3", "D2:1"], ranked, 2) == 0.0
+    assert recall_at_k(["D1:3", "D2:1"], ranked, 3) == 0.5  # the repeat of D1:1 takes no slot
+    assert recall_at_k(["D1:3", "D2:1"], ranked, 4) == 1.0
+    assert recall_at_k(["D9:9"], [], 10) == 0.0
+    with pytest.raises(ValueError):
+        recall_at_k([], ranked, 5)
+
+
+@given(
+    evidence=st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=1),
+    ranked=st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"])),
+    k=st.integers(min_value=1, max_value=8),
+)
+def test_recall_is_a_share_and_never_drops_as_k_grows(evidence, ranked, k):
+    assert 0.0 <= recall_at_k(evidence, ranked, k) <= recall_at_k(evidence, ranked, k + 1) <= 1.0
+
+
+def test_rrf_fuses_by_reciprocal_rank_with_reference_ties():
+    # b: 1/61 + 1/62 beats a: 1/61; c and d tie on score (1/63) and best rank (2), so id order decides.
+    assert rrf_fuse([["a", "b", "c"], ["b", "e", "d"]]) == ["b", "a", "e", "c", "d"]
+    assert rrf_fuse([["a", "a", "b"]]) == ["a", "b"]
+    assert rrf_fuse([]) == []
+
+
+def test_turn_index_maps_messages_by_their_instant():
+    [conversation] = read_locomo_file(SMALL)
+    index = TurnIndex(conversation)
+    third = conversation.turns[2]
+    assert index.add_message("msg_3", third.created_at.isoformat(timespec="milliseconds")) == "D1:3"
+    assert index.add_message("msg_x", third.created_at + timedelta(hours=1)) is None
+    assert index.dia_ids(["msg_x", "msg_3", "msg_3"]) == ["D1:3"]
+
+
+def test_mean_by_category_averages_and_counts():
+    assert mean_by_category([(2, 1.0), (1, 0.5), (2, 0.0)]) == {1: (0.5, 1), 2: (0.5, 2)}
