@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from importlib.resources import files
 
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QIcon
 from PySide6.QtWidgets import QApplication
 
 from stratagate import __version__
@@ -18,11 +18,22 @@ def load_bundled_fonts() -> None:
             QFontDatabase.addApplicationFont(str(font))
 
 
+def application_icon() -> QIcon:
+    """The strata-and-magnifier icon, at the sizes rendered from resources/icons/stratagate-inspector.svg."""
+    icon = QIcon()
+    for size in (64, 256):
+        icon.addFile(str(files("stratagate_resources").joinpath(f"icons/stratagate-inspector-{size}.png")))
+    return icon
+
+
 def create_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv or ["stratagate-inspector"])
     app.setApplicationName("StrataGate Inspector")
     app.setOrganizationName("StrataGate")
     app.setApplicationVersion(__version__)
+    app.setWindowIcon(application_icon())
+    # Lets the desktop match windows to packaging/stratagate-inspector.desktop (taskbar icon, grouping).
+    app.setDesktopFileName("stratagate-inspector")
     load_bundled_fonts()
     return app
 
