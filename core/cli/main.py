@@ -34,9 +34,9 @@ def cli() -> None:
 
 def _register_commands() -> None:
     # Each command module exposes a click command or group named `command`.
-    from stratagate.cli import demo
+    from stratagate.cli import demo, journal
 
-    for module in (demo,):
+    for module in (demo, journal):
         cli.add_command(module.command)
 
 
