@@ -27,3 +27,26 @@ class StorageOpenError(StrataGateError):
 
 class ReadOnlyError(StrataGateError):
     """A write was attempted on a memory opened read-only (forensic mode or a newer schema)."""
+
+
+class SnapshotError(StrataGateError):
+    """A snapshot (or a stored namespace) is malformed: the message names the section, record and field."""
+
+
+class InvalidInputError(StrataGateError, ValueError):
+    """A caller passed a value of the wrong type, out of range, NaN or too large; the message names the field."""
+
+
+class UnknownIdError(StrataGateError, KeyError):
+    """An id (event, block, element, job) does not exist in this memory."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateIdError(StrataGateError, ValueError):
+    """An id that must be unique (event, receipt) is already taken."""
+
+
+class JobStateError(StrataGateError):
+    """An extraction or projection job is not in the state the operation needs, or a model callback failed."""
