@@ -12,9 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from stratagate.importers.locomo import LocomoConversation
-
-RRF_K = 60
-"""The reference's reciprocal-rank constant."""
+from stratagate.search.rrf import fuse
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
@@ -56,16 +54,10 @@ def recall_at_k(evidence: Sequence[str], ranked_dia_ids: Sequence[str], k: int) 
     return sum(1 for dia_id in set(evidence) if dia_id in top) / len(set(evidence))
 
 
-def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
-    """Reciprocal-rank fusion of ranked dia_id lists, with the reference's tie rules: score descending,
-    then best rank ascending, then id. Repeats within one list count at their first rank only."""
-    scores: dict[str, float] = defaultdict(float)
-    best_rank: dict[str, int] = {}
-    for ranking in rankings:
-        for rank, dia_id in enumerate(first_occurrences(ranking)):
-            scores[dia_id] += 1 / (k + rank + 1)
-            best_rank[dia_id] = min(rank, best_rank.get(dia_id, rank))
-    return sorted(scores, key=lambda dia_id: (-scores[dia_id], best_rank[dia_id], dia_id))
+def rrf_fuse(rankings: Sequence[Sequence[str]]) -> list[str]:
+    """Reciprocal-rank fusion (the engine's, k 60) of ranked dia_id lists. Repeats within one list are
+    dropped first: several hits citing one turn are one piece of evidence, not several votes."""
+    return [hit.id for hit in fuse([first_occurrences(ranking) for ranking in rankings])]
 
 
 def mean_by_category(values: Iterable[tuple[int, float]]) -> dict[int, tuple[float, int]]:
