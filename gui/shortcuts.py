@@ -1,0 +1,127 @@
+"""Keyboard-first triage: the app's shortcuts in one list, the dialog that shows them, and j/k row movement.
+
+Every shortcut the app binds is listed in `SHORTCUTS`, so the dialog (F1 or ?) cannot drift from the keys.
+Single-letter keys are bound to the triage table only (`WidgetWithChildrenShortcut`), so typing in a search
+box never pins or forgets anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    keys: tuple[str, ...]
+    """Portable key sequences (`QKeySequence` text), the first one shown first."""
+    action: str
+    where: str
+
+
+MOVE_DOWN = Shortcut(("J",), "Next row (like Down)", "Triage list")
+MOVE_UP = Shortcut(("K",), "Previous row (like Up)", "Triage list")
+PIN = Shortcut(("P",), "Pin or unpin the selected events", "Triage list")
+FORGET = Shortcut(("F",), "Forget the selected events (restore when all are forgotten)", "Triage list")
+ARCHIVE = Shortcut(("A",), "Archive the selected events", "Triage list")
+SUPERSEDE = Shortcut(("S",), "Supersede the selected events…", "Triage list")
+SEARCH = Shortcut(("/",), "Search (focus the search box)", "Triage list, query workbench")
+UNDO = Shortcut(("Ctrl+Z",), "Undo the last curation action", "Everywhere")
+REDO = Shortcut(("Ctrl+Shift+Z", "Ctrl+Y"), "Redo", "Everywhere")
+RUN_QUERY = Shortcut(("Return",), "Run the query", "Query workbench")
+HELP = Shortcut(("F1", "?"), "Show this list of shortcuts", "Everywhere")
+
+SHORTCUTS: tuple[Shortcut, ...] = (
+    MOVE_DOWN,
+    MOVE_UP,
+    PIN,
+    FORGET,
+    ARCHIVE,
+    SUPERSEDE,
+    SEARCH,
+    UNDO,
+    REDO,
+    RUN_QUERY,
+    HELP,
+)
+
+
+def bind(shortcut: Shortcut, widget: QWidget, slot: Callable[[], object]) -> list[QShortcut]:
+    """Bind every key of `shortcut` to `slot` while focus is in `widget` or its children."""
+    bound = []
+    for keys in shortcut.keys:
+        key = QShortcut(QKeySequence(keys), widget)
+        key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        key.activated.connect(slot)
+        bound.append(key)
+    return bound
+
+
+def bind_row_movement(view: QAbstractItemView) -> None:
+    """j/k move the current row of `view` down/up, selecting it (arrow keys already do this)."""
+    bind(MOVE_DOWN, view, lambda: move_current_row(view, 1))
+    bind(MOVE_UP, view, lambda: move_current_row(view, -1))
+
+
+def move_current_row(view: QAbstractItemView, step: int) -> None:
+    model = view.model()
+    if model is None or model.rowCount() == 0:
+        return
+    current = view.currentIndex()
+    row = 0 if not current.isValid() else min(max(current.row() + step, 0), model.rowCount() - 1)
+    index = model.index(row, max(current.column(), 0))
+    view.setCurrentIndex(index)
+    view.selectionModel().select(
+        index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+    )
+    view.scrollTo(index)
+
+
+class ShortcutsDialog(QDialog):
+    """Every shortcut of the app, from `SHORTCUTS`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.table = QTableWidget(len(SHORTCUTS), 3, self)
+        self.table.setHorizontalHeaderLabels(["Keys", "Action", "Where"])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        for row, shortcut in enumerate(SHORTCUTS):
+            native = [
+                QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText) for keys in shortcut.keys
+            ]
+            for column, text in enumerate((" or ".join(native), shortcut.action, shortcut.where)):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table)
+        layout.addWidget(buttons)
+        self.resize(620, 380)
+
+
+def install_help(window: QWidget) -> list[QShortcut]:
+    """F1 and ? anywhere in `window` open the shortcuts dialog."""
+    bound = []
+    for keys in HELP.keys:
+        key = QShortcut(QKeySequence(keys), window)
+        key.setContext(Qt.ShortcutContext.WindowShortcut)
+        key.activated.connect(lambda: ShortcutsDialog(window).exec())
+        bound.append(key)
+    return bound
