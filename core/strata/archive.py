@@ -1,0 +1,75 @@
+"""Tier-3 archive blobs: one JSON file per archived markdown file, in the reference's format.
+
+`{"original_path", "content", "archived_at", "tags"}` with 2-space indent, as the reference writes them.
+The blob is named `<shadow id>.json` (the reference used the last 12 digits of Python's salted `hash()`,
+different in every process and overwritten on collisions, B-3): a fresh uuid, created exclusively, so an
+archive write can never replace another blob.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from stratagate.strata.errors import CorruptBlobError
+
+PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Blob:
+    original_path: str
+    content: str
+    archived_at: str
+    tags: list[str]
+
+
+def utc_now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def infer_tags(relative_path: str) -> list[str]:
+    """The reference's eviction tags: first path segment, plus the file stem title-cased (B-free)."""
+    parts = relative_path.replace("\\", "/").split("/")
+    tags = [parts[0]]
+    if "." in parts[-1]:
+        stem = parts[-1].rsplit(".", 1)[0]
+        tags.append(stem.replace("_", " ").replace("-", " ").title())
+    return tags
+
+
+def write_blob(file: Path, blob: Blob, sync: bool) -> None:
+    """Create `file` exclusively (never overwrites); `sync=False` lets a batch sync once at the end."""
+    payload = json.dumps(
+        {"original_path": blob.original_path, "content": blob.content, "archived_at": blob.archived_at, "tags": blob.tags},
+        indent=2,
+    ).encode("utf-8")
+    descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(descriptor, payload)
+        if sync:
+            os.fsync(descriptor)
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(file)
+        raise
+    os.close(descriptor)
+
+
+def read_blob(file: Path) -> Blob:
+    try:
+        data = json.loads(file.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise CorruptBlobError(file, "file is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptBlobError(file, str(error)) from error
+    if not isinstance(data, dict) or not isinstance(data.get("content"), str):
+        raise CorruptBlobError(file, "no 'content' string")
+    original = data.get("original_path", "restored.md")
+    tags = data.get("tags", [])
+    if not isinstance(original, str) or not isinstance(tags, list):
+        raise CorruptBlobError(file, "'original_path' must be a string and 'tags' a list")
+    return Blob(original, data["content"], str(data.get("archived_at", "")), [str(tag) for tag in tags])

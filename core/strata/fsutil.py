@@ -1,0 +1,80 @@
+"""File-system primitives: atomic writes, moves that never overwrite, and the store-wide lock."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from stratagate.strata.errors import DestinationExistsError, StoreBusyError
+
+
+def atomic_write_bytes(target: Path, data: bytes) -> None:
+    """Write `data` to a temp file beside `target`, fsync it, then `os.replace` it into place.
+
+    A reader sees the old file or the new one, never a half-written one; a crash leaves at most a stray
+    `.tmp` file, never a truncated target.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as temp:
+            temp.write(data)
+            temp.flush()
+            os.fsync(temp.fileno())
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+
+
+def atomic_write_text(target: Path, text: str) -> None:
+    atomic_write_bytes(target, text.encode("utf-8"))
+
+
+def move_without_overwrite(source: Path, destination: Path) -> None:
+    """Move a file; raise `DestinationExistsError` instead of replacing an existing destination.
+
+    `os.link` fails atomically when the destination exists, so no check-then-rename race; the file
+    keeps its inode and mtime (the reference's `copy2` + delete also kept the mtime).
+    """
+    try:
+        os.link(source, destination)
+    except FileExistsError:
+        raise DestinationExistsError(destination) from None
+    except OSError as error:
+        if error.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+            raise
+        # File systems without hard links: the store lock keeps this check-then-move safe between Strata processes.
+        if destination.exists():
+            raise DestinationExistsError(destination) from None
+        shutil.move(source, destination)
+        return
+    os.unlink(source)
+
+
+@contextlib.contextmanager
+def store_lock(lock_file: Path, timeout: float = 30.0) -> Iterator[None]:
+    """Hold an exclusive `flock` on `lock_file` (daemon, CLI and app serialise their writes on it)."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a+b") as handle:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreBusyError(lock_file, timeout) from None
+                time.sleep(0.02)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

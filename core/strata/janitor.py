@@ -1,0 +1,385 @@
+"""The Janitor: migrate (active → cooled), evict (cooled → archive), promote (cooled → active), rehydrate.
+
+Every operation is split into `plan_*` (what would happen: the dry run, also shown in the app's preview) and
+`apply_*` (do it). Both run under the store lock. Per-file problems become `FileResult`s with status
+`conflict` or `error`, naming the file; the other files still move. Differences from the reference:
+
+* nothing is ever overwritten (B-8): a destination that exists gives `conflict` and the file stays put;
+* files move by hard link + unlink (no copy), the sidecar is written once per run and shadow rows are
+  inserted in one transaction (P-1, P-2);
+* a cooled file is deleted only after its blob is on disk and its shadow row committed; a blob is deleted
+  after rehydration (B-4) — the restored file holds the content;
+* paths come from the walk or through `canonical_relative_path`/`inside_tier` (B-9); symlinks never move;
+* `active/index.md` is generated and never migrated (B-7).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from stratagate.strata.archive import PREVIEW_CHARS, Blob, infer_tags, read_blob, utc_now_iso, write_blob
+from stratagate.strata.errors import (
+    DestinationExistsError,
+    FileTooLargeError,
+    NotTextError,
+    StrataError,
+    StrataFileNotFoundError,
+)
+from stratagate.strata.fsutil import move_without_overwrite
+from stratagate.strata.paths import canonical_relative_path
+from stratagate.strata.shadow import ShadowEntry
+from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
+
+SECONDS_PER_DAY = 86400
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One file's outcome. `status`: would_migrate/migrated, would_evict/evicted, would_promote/promoted,
+    would_rehydrate/rehydrated, conflict, skipped, error."""
+
+    path: str
+    status: str
+    detail: str = ""
+    age_days: int | None = None
+    access_count: int | None = None
+    shadow_id: str | None = None
+    archive_path: str | None = None
+    target: Tier | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {key: value for key, value in self.__dict__.items() if value not in (None, "")}
+
+
+def _age_days(now: float, since: float) -> int:
+    return int((now - since) // SECONDS_PER_DAY)
+
+
+def _pending(results: Iterable[FileResult]) -> list[FileResult]:
+    return [result for result in results if result.status.startswith("would_")]
+
+
+def _done(results: list[FileResult], status: str) -> int:
+    return sum(result.status == status for result in results)
+
+
+# Migrate ------------------------------------------------------------------------------------------------
+def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResult]:
+    """Active files matching `active_file_patterns` whose age in whole days reaches their decay threshold."""
+    now = time.time() if now is None else now
+    config = store.config
+    plan = []
+    with store.lock():
+        for relative, entry in walk_files(store.active_root):
+            if store.is_generated(Tier.ACTIVE, relative) or not matches_any(relative, config.active_file_patterns):
+                continue
+            if entry.is_symlink():
+                plan.append(FileResult(relative, "skipped", "symlink: Strata never moves links"))
+                continue
+            age = _age_days(now, entry.stat(follow_symlinks=False).st_mtime)
+            if age < config.decay_days(relative):
+                continue
+            if os.path.lexists(store.cooled_root / relative):
+                plan.append(FileResult(relative, "conflict", f"{store.cooled_root / relative} already exists", age))
+            else:
+                plan.append(FileResult(relative, "would_migrate", age_days=age, target=Tier.COOLED))
+    return plan
+
+
+def apply_migrate(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+    results = [result for result in plan if not result.status.startswith("would_")]
+    now = time.time()
+    made_folders: set[Path] = set()
+    with store.lock():
+        sidecar = store.sidecar()
+        for planned in _pending(plan):
+            destination = store.cooled_root / planned.path
+            try:
+                if destination.parent not in made_folders:
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    made_folders.add(destination.parent)
+                move_without_overwrite(store.active_root / planned.path, destination)
+                sidecar.start_tracking(planned.path, now)
+                results.append(replace(planned, status="migrated"))
+            except DestinationExistsError as error:
+                results.append(replace(planned, status="conflict", detail=str(error)))
+            except OSError as error:
+                results.append(replace(planned, status="error", detail=f"{store.active_root / planned.path}: {error}"))
+            if progress:
+                progress(1)
+        sidecar.save()
+        if _done(results, "migrated"):
+            store.regenerate_index()
+    return results
+
+
+# Evict --------------------------------------------------------------------------------------------------
+def plan_evict(store: StrataStore, paths: Iterable[str] | None = None, now: float | None = None) -> list[FileResult]:
+    """Cooled files idle for their LRU days and accessed at most `lru_min_access_count` times.
+
+    With `paths`, exactly those files (the reference's `forget`), whatever their age.
+    """
+    now = time.time() if now is None else now
+    config = store.config
+    chosen = None if paths is None else {canonical_relative_path(path) for path in paths}
+    plan = []
+    with store.lock():
+        records = store.sidecar().records
+        for relative, entry in walk_files(store.cooled_root):
+            if chosen is not None and relative not in chosen:
+                continue
+            if chosen is not None:
+                chosen.discard(relative)
+            if entry.is_symlink():
+                plan.append(FileResult(relative, "skipped", "symlink: Strata never moves links"))
+                continue
+            stat = entry.stat(follow_symlinks=False)
+            record = records.get(relative)
+            count = record.access_count if record else 0
+            age = _age_days(now, record.last_accessed if record else stat.st_mtime)
+            if chosen is None and (age < config.lru_days_for(relative) or count > config.lru_min_access_count):
+                continue
+            if stat.st_size > config.max_archive_bytes:
+                error = FileTooLargeError(store.cooled_root / relative, stat.st_size, config.max_archive_bytes)
+                plan.append(FileResult(relative, "error", str(error), age, count))
+                continue
+            plan.append(FileResult(relative, "would_evict", age_days=age, access_count=count, target=Tier.ARCHIVE))
+        for missing in sorted(chosen or ()):
+            plan.append(FileResult(missing, "error", str(StrataFileNotFoundError(missing, "the cooled tier"))))
+    return plan
+
+
+def apply_evict(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+    """Write every blob, sync once, commit all shadow rows in one transaction, then delete the cooled files."""
+    results = [result for result in plan if not result.status.startswith("would_")]
+    archived: list[tuple[FileResult, ShadowEntry, Path]] = []
+    with store.lock():
+        store.archive_root.mkdir(parents=True, exist_ok=True)
+        sidecar = store.sidecar()
+        shadow = store.shadow()
+        try:
+            for planned in _pending(plan):
+                source = store.cooled_root / planned.path
+                try:
+                    archived.append(_write_archive_blob(store, planned, source))
+                except (StrataError, OSError) as error:
+                    results.append(replace(planned, status="error", detail=str(error)))
+                if progress:
+                    progress(1)
+            if archived:
+                os.sync()
+                try:
+                    shadow.add(entry for _planned, entry, _source in archived)
+                except BaseException:
+                    for _planned, entry, _source in archived:
+                        Path(entry.archive_path).unlink(missing_ok=True)
+                    raise
+            for planned, entry, source in archived:
+                source.unlink(missing_ok=True)
+                sidecar.forget(planned.path)
+                results.append(replace(planned, status="evicted", shadow_id=entry.id, archive_path=entry.archive_path))
+            sidecar.save()
+        finally:
+            shadow.close()
+    return results
+
+
+def _write_archive_blob(store: StrataStore, planned: FileResult, source: Path) -> tuple[FileResult, ShadowEntry, Path]:
+    data = source.read_bytes()
+    if len(data) > store.config.max_archive_bytes:
+        raise FileTooLargeError(source, len(data), store.config.max_archive_bytes)
+    try:
+        content = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotTextError(source) from None
+    entry_id = str(uuid.uuid4())
+    blob_file = store.archive_root / f"{entry_id}.json"
+    blob = Blob(planned.path, content, utc_now_iso(), infer_tags(planned.path))
+    write_blob(blob_file, blob, sync=False)
+    entry = ShadowEntry(entry_id, planned.path, blob.tags, str(blob_file), content[:PREVIEW_CHARS], blob.archived_at)
+    return planned, entry, source
+
+
+# Promote ------------------------------------------------------------------------------------------------
+def plan_promote(store: StrataStore, paths: Iterable[str] | None = None) -> list[FileResult]:
+    """Cooled files accessed at least `promotion_threshold` times; with `paths`, exactly those files."""
+    plan = []
+    with store.lock():
+        records = store.sidecar().records
+        if paths is None:
+            threshold = store.config.promotion_threshold
+            candidates = sorted(path for path, record in records.items() if record.access_count >= threshold)
+        else:
+            candidates = [canonical_relative_path(path) for path in paths]
+        for relative in candidates:
+            record = records.get(relative)
+            count = record.access_count if record else 0
+            try:
+                source = store.file_path(Tier.COOLED, relative)
+                destination = store.file_path(Tier.ACTIVE, relative)
+            except StrataError as error:
+                plan.append(FileResult(relative, "error", str(error), access_count=count))
+                continue
+            if source.is_symlink() or not source.is_file():
+                if paths is not None:
+                    plan.append(FileResult(relative, "error", str(StrataFileNotFoundError(relative, "the cooled tier"))))
+                continue
+            if os.path.lexists(destination) or store.is_generated(Tier.ACTIVE, relative):
+                plan.append(FileResult(relative, "conflict", f"{destination} already exists", access_count=count))
+            else:
+                plan.append(FileResult(relative, "would_promote", access_count=count, target=Tier.ACTIVE))
+    return plan
+
+
+def apply_promote(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+    results = [result for result in plan if not result.status.startswith("would_")]
+    with store.lock():
+        sidecar = store.sidecar()
+        for planned in _pending(plan):
+            try:
+                _promote_file(store, planned.path)
+                sidecar.forget(planned.path)
+                results.append(replace(planned, status="promoted"))
+            except DestinationExistsError as error:
+                results.append(replace(planned, status="conflict", detail=str(error)))
+            except (StrataError, OSError) as error:
+                results.append(replace(planned, status="error", detail=str(error)))
+            if progress:
+                progress(1)
+        sidecar.save()
+        if _done(results, "promoted"):
+            store.regenerate_index()
+    return results
+
+
+def _promote_file(store: StrataStore, relative: str) -> None:
+    destination = store.file_path(Tier.ACTIVE, relative)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    move_without_overwrite(store.file_path(Tier.COOLED, relative), destination)
+    # A fresh mtime, as the reference's rewrite gave, so the next migration does not send it straight back.
+    os.utime(destination)
+
+
+# Rehydrate ----------------------------------------------------------------------------------------------
+def plan_rehydrate(store: StrataStore, keys: Iterable[str], target: Tier = Tier.ACTIVE) -> list[FileResult]:
+    """Archived files by shadow id or original path (the newest archive of that path)."""
+    plan = []
+    with store.lock():
+        shadow = store.shadow(create=False)
+        try:
+            for key in keys:
+                entry = shadow.find(key)
+                if entry is None:
+                    plan.append(FileResult(key, "error", str(StrataFileNotFoundError(key, "the shadow index"))))
+                    continue
+                try:
+                    blob = read_blob(blob_file(store, entry))
+                    destination = store.file_path(target, blob.original_path)
+                    relative = canonical_relative_path(blob.original_path)
+                except StrataError as error:
+                    plan.append(FileResult(entry.original_path, "error", str(error), shadow_id=entry.id))
+                    continue
+                found = FileResult(relative, "would_rehydrate", shadow_id=entry.id, archive_path=entry.archive_path, target=target)
+                if os.path.lexists(destination) or store.is_generated(target, relative):
+                    found = replace(found, status="conflict", detail=f"{destination} already exists")
+                plan.append(found)
+        finally:
+            shadow.close()
+    return plan
+
+
+def apply_rehydrate(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+    results = [result for result in plan if not result.status.startswith("would_")]
+    with store.lock():
+        sidecar = store.sidecar()
+        shadow = store.shadow()
+        try:
+            for planned in _pending(plan):
+                try:
+                    results.append(_rehydrate_one(store, planned, shadow, sidecar))
+                except DestinationExistsError as error:
+                    results.append(replace(planned, status="conflict", detail=str(error)))
+                except (StrataError, OSError) as error:
+                    results.append(replace(planned, status="error", detail=str(error)))
+                if progress:
+                    progress(1)
+        finally:
+            shadow.close()
+        sidecar.save()
+        if any(result.status == "rehydrated" and result.target is Tier.ACTIVE for result in results):
+            store.regenerate_index()
+    return results
+
+
+def _rehydrate_one(store, planned: FileResult, shadow, sidecar) -> FileResult:
+    entry = shadow.find(planned.shadow_id)
+    if entry is None:
+        raise StrataFileNotFoundError(planned.shadow_id, "the shadow index")
+    source = blob_file(store, entry)
+    blob = read_blob(source)
+    destination = store.file_path(planned.target, blob.original_path)
+    create_file_exclusively(destination, blob.content.encode("utf-8"))
+    if planned.target is Tier.COOLED:
+        sidecar.start_tracking(planned.path, time.time())
+    shadow.remove([entry.id])
+    source.unlink(missing_ok=True)
+    return replace(planned, status="rehydrated")
+
+
+def blob_file(store: StrataStore, entry: ShadowEntry) -> Path:
+    """The blob of a shadow row, looked up by file name in this store's archive folder.
+
+    The reference stored relative or absolute paths (B-21); by name it works from any cwd and after the
+    store moved, and a tampered `archive_path` cannot point outside the archive.
+    """
+    return store.archive_root / Path(entry.archive_path.replace("\\", "/")).name
+
+
+def create_file_exclusively(destination: Path, data: bytes) -> None:
+    """Write a temp file, fsync, then hard-link it into place: atomic, and fails if `destination` exists."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    temp = destination.parent / f".{destination.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        move_without_overwrite(temp, destination)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+# Maintenance --------------------------------------------------------------------------------------------
+@dataclass
+class MaintenanceReport:
+    promoted: list[FileResult]
+    migrated: list[FileResult]
+    evicted: list[FileResult]
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "total_promoted": sum(r.status in ("promoted", "would_promote") for r in self.promoted),
+            "total_migrated": sum(r.status in ("migrated", "would_migrate") for r in self.migrated),
+            "total_evicted": sum(r.status in ("evicted", "would_evict") for r in self.evicted),
+        }
+
+
+def run_maintenance(store: StrataStore, dry_run: bool) -> MaintenanceReport:
+    """Promote, then migrate, then evict (the reference's order), all under one hold of the lock."""
+    with store.lock():
+        promoted = plan_promote(store)
+        if not dry_run:
+            promoted = apply_promote(store, promoted)
+        migrated = plan_migrate(store)
+        if not dry_run:
+            migrated = apply_migrate(store, migrated)
+        evicted = plan_evict(store)
+        if not dry_run:
+            evicted = apply_evict(store, evicted)
+    return MaintenanceReport(promoted, migrated, evicted)

@@ -1,0 +1,208 @@
+"""`stratum_3_shadow.db`: the SQLite FTS5 index of archived files, schema-compatible with the reference.
+
+Same table, index, FTS5 external-content table and triggers as the reference, so either program can read
+the other's database. Added: an UPDATE trigger (the reference had none), a busy timeout, batched inserts
+in one transaction (P-2), queries whose words are quoted so `e-commerce` or `c++` search instead of failing
+silently (B-17), damage reported as `CorruptShadowIndexError` instead of an empty result.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    MetaData,
+    Table,
+    Text,
+    create_engine,
+    delete,
+    event,
+    select,
+    text,
+)
+from sqlalchemy.exc import DBAPIError
+
+from stratagate.strata.errors import CorruptShadowIndexError
+
+SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
+
+metadata = MetaData()
+shadow_index = Table(
+    "shadow_index",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("original_path", Text, nullable=False),
+    Column("keywords", Text, server_default="[]"),
+    Column("archive_path", Text, nullable=False),
+    Column("summary_preview", Text, server_default=""),
+    Column("evicted_at", Text, nullable=False),
+)
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS shadow_index (
+        id TEXT PRIMARY KEY, original_path TEXT NOT NULL, keywords TEXT DEFAULT '[]',
+        archive_path TEXT NOT NULL, summary_preview TEXT DEFAULT '', evicted_at TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS idx_shadow_keywords ON shadow_index(original_path)",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS shadow_fts USING fts5(
+        keywords, summary_preview, content='shadow_index', content_rowid='rowid')""",
+    """CREATE TRIGGER IF NOT EXISTS shadow_ai AFTER INSERT ON shadow_index BEGIN
+        INSERT INTO shadow_fts(rowid, keywords, summary_preview) VALUES (new.rowid, new.keywords, new.summary_preview);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS shadow_ad AFTER DELETE ON shadow_index BEGIN
+        INSERT INTO shadow_fts(shadow_fts, rowid, keywords, summary_preview)
+        VALUES ('delete', old.rowid, old.keywords, old.summary_preview);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS shadow_au AFTER UPDATE ON shadow_index BEGIN
+        INSERT INTO shadow_fts(shadow_fts, rowid, keywords, summary_preview)
+        VALUES ('delete', old.rowid, old.keywords, old.summary_preview);
+        INSERT INTO shadow_fts(rowid, keywords, summary_preview) VALUES (new.rowid, new.keywords, new.summary_preview);
+    END""",
+)
+
+
+@dataclass(frozen=True)
+class ShadowEntry:
+    id: str
+    original_path: str
+    keywords: list[str]
+    archive_path: str
+    summary_preview: str
+    evicted_at: str
+
+    def row(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "original_path": self.original_path,
+            "keywords": json.dumps(self.keywords),
+            "archive_path": self.archive_path,
+            "summary_preview": self.summary_preview,
+            "evicted_at": self.evicted_at,
+        }
+
+
+def _entry(row) -> ShadowEntry:
+    try:
+        keywords = json.loads(row.keywords or "[]")
+    except json.JSONDecodeError:
+        keywords = [row.keywords]
+    return ShadowEntry(row.id, row.original_path, keywords, row.archive_path, row.summary_preview or "", row.evicted_at)
+
+
+def fts_query(words: str) -> str:
+    """Each word as a quoted FTS5 string (implicit AND); FTS operators in user text are plain words."""
+    return " ".join('"' + word.replace('"', '""') + '"' for word in words.split())
+
+
+def _is_corruption(error: DBAPIError) -> bool:
+    original = error.orig
+    return isinstance(original, sqlite3.DatabaseError) and (
+        getattr(original, "sqlite_errorcode", 0) & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    )
+
+
+class ShadowIndex:
+    """One shadow database. `create=False` opens nothing when the file does not exist (reads have no side effects)."""
+
+    def __init__(self, file: Path, create: bool = True):
+        self.file = file
+        self.exists = file.exists()
+        self._engine: Engine | None = None
+        if self.exists or create:
+            self._engine = create_engine(f"sqlite:///{file}", connect_args={"timeout": 30})
+            event.listen(self._engine, "connect", _set_busy_timeout)
+            with self._connection() as connection:
+                for statement in _SCHEMA:
+                    connection.execute(text(statement))
+            self.exists = True
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        assert self._engine is not None
+        try:
+            with self._engine.begin() as connection:
+                yield connection
+        except DBAPIError as error:
+            if _is_corruption(error):
+                raise CorruptShadowIndexError(self.file, str(error.orig)) from error
+            raise
+
+    def add(self, entries: Iterable[ShadowEntry]) -> None:
+        """Insert entries in one transaction."""
+        rows = [entry.row() for entry in entries]
+        if rows:
+            with self._connection() as connection:
+                connection.execute(shadow_index.insert(), rows)
+
+    def remove(self, entry_ids: Iterable[str]) -> None:
+        ids = list(entry_ids)
+        if ids:
+            with self._connection() as connection:
+                connection.execute(delete(shadow_index).where(shadow_index.c.id.in_(ids)))
+
+    def count(self) -> int:
+        if self._engine is None:
+            return 0
+        with self._connection() as connection:
+            return connection.execute(text("SELECT count(*) FROM shadow_index")).scalar_one()
+
+    def all(self) -> list[ShadowEntry]:
+        if self._engine is None:
+            return []
+        with self._connection() as connection:
+            rows = connection.execute(select(shadow_index).order_by(shadow_index.c.original_path, shadow_index.c.evicted_at))
+            return [_entry(row) for row in rows]
+
+    def find(self, id_or_path: str) -> ShadowEntry | None:
+        """The row with this id, else the newest row archived from this path (the reference took any row, B-4)."""
+        if self._engine is None:
+            return None
+        with self._connection() as connection:
+            row = connection.execute(
+                select(shadow_index)
+                .where((shadow_index.c.id == id_or_path) | (shadow_index.c.original_path == id_or_path))
+                .order_by((shadow_index.c.id == id_or_path).desc(), shadow_index.c.evicted_at.desc(), text("rowid DESC"))
+                .limit(1)
+            ).first()
+            return _entry(row) if row else None
+
+    def search(self, words: str, top_k: int = 5) -> list[ShadowEntry]:
+        query = fts_query(words)
+        if self._engine is None or not query:
+            return []
+        with self._connection() as connection:
+            rows = connection.execute(
+                text(
+                    "SELECT s.* FROM shadow_fts JOIN shadow_index s ON s.rowid = shadow_fts.rowid "
+                    "WHERE shadow_fts MATCH :query ORDER BY rank LIMIT :top_k"
+                ),
+                {"query": query, "top_k": top_k},
+            )
+            return [_entry(row) for row in rows]
+
+    def check(self) -> None:
+        """Raise `CorruptShadowIndexError` when SQLite finds damage (also in the FTS index)."""
+        if self._engine is None:
+            return
+        with self._connection() as connection:
+            result = connection.execute(text("PRAGMA quick_check")).scalar_one()
+            if result != "ok":
+                raise CorruptShadowIndexError(self.file, result)
+            connection.execute(text("INSERT INTO shadow_fts(shadow_fts) VALUES ('integrity-check')"))
+
+
+def _set_busy_timeout(dbapi_connection, _record) -> None:
+    # The reference's default rollback journal is kept so both programs can share the file.
+    dbapi_connection.execute("PRAGMA busy_timeout = 30000")
