@@ -94,9 +94,14 @@ def fuzzy_search_match(candidate: str, requested: str) -> bool:
     return bool(left and right and (left == right or right in left or left in right))
 
 
+def field_repeat(weight: float) -> int:
+    """How many times a field's tokens count: max(1, floor(weight))."""
+    return max(1, math.floor(weight))
+
+
 def weighted_search_tokens(fields: Iterable[tuple[str, float]]) -> list[str]:
-    """Each field's tokens repeated max(1, floor(weight)) times, fields concatenated in order."""
+    """Each field's tokens repeated `field_repeat(weight)` times, fields concatenated in order."""
     tokens: list[str] = []
     for text, weight in fields:
-        tokens.extend(search_tokens(text) * max(1, math.floor(weight)))
+        tokens.extend(search_tokens(text) * field_repeat(weight))
     return tokens
