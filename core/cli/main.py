@@ -34,9 +34,9 @@ def cli() -> None:
 
 def _register_commands() -> None:
     # Each command module exposes a click command or group named `command`.
-    from stratagate.cli import demo, journal
+    from stratagate.cli import demo, journal, strata
 
-    for module in (demo, journal):
+    for module in (demo, journal, strata):
         cli.add_command(module.command)
 
 

@@ -44,7 +44,12 @@ def infer_tags(relative_path: str) -> list[str]:
 def write_blob(file: Path, blob: Blob, sync: bool) -> None:
     """Create `file` exclusively (never overwrites); `sync=False` lets a batch sync once at the end."""
     payload = json.dumps(
-        {"original_path": blob.original_path, "content": blob.content, "archived_at": blob.archived_at, "tags": blob.tags},
+        {
+            "original_path": blob.original_path,
+            "content": blob.content,
+            "archived_at": blob.archived_at,
+            "tags": blob.tags,
+        },
         indent=2,
     ).encode("utf-8")
     descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)

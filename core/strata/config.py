@@ -17,7 +17,14 @@ from stratagate.strata.errors import StrataConfigError
 from stratagate.strata.fsutil import atomic_write_text
 
 CONFIG_FILE = "strata.json"
-DEFAULT_DECAY_THRESHOLDS = {"projects": 14, "entities": 60, "gtd": 7, "pi/conversations": 7, "pi": 30, "*": 30}
+DEFAULT_DECAY_THRESHOLDS = {
+    "projects": 14,
+    "entities": 60,
+    "gtd": 7,
+    "pi/conversations": 7,
+    "pi": 30,
+    "*": 30,
+}
 DEFAULT_PATTERNS = ["*.md", "*.txt", "*.json", "*.yaml", "*.yml"]
 
 

@@ -96,4 +96,6 @@ class DaemonRunningError(StrataError):
 class StoreNotFoundError(StrataError):
     def __init__(self, base_dir: Path):
         self.base_dir = base_dir
-        super().__init__(f"{base_dir}: no Strata store here (no 'active' folder); run `stratagate strata init` first")
+        super().__init__(
+            f"{base_dir}: no Strata store here (no 'active' folder); run `stratagate strata init` first"
+        )

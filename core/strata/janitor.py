@@ -77,7 +77,9 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
     plan = []
     with store.lock():
         for relative, entry in walk_files(store.active_root):
-            if store.is_generated(Tier.ACTIVE, relative) or not matches_any(relative, config.active_file_patterns):
+            if store.is_generated(Tier.ACTIVE, relative) or not matches_any(
+                relative, config.active_file_patterns
+            ):
                 continue
             if entry.is_symlink():
                 plan.append(FileResult(relative, "skipped", "symlink: Strata never moves links"))
@@ -86,13 +88,17 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
             if age < config.decay_days(relative):
                 continue
             if os.path.lexists(store.cooled_root / relative):
-                plan.append(FileResult(relative, "conflict", f"{store.cooled_root / relative} already exists", age))
+                plan.append(
+                    FileResult(relative, "conflict", f"{store.cooled_root / relative} already exists", age)
+                )
             else:
                 plan.append(FileResult(relative, "would_migrate", age_days=age, target=Tier.COOLED))
     return plan
 
 
-def apply_migrate(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+def apply_migrate(
+    store: StrataStore, plan: list[FileResult], progress: Progress | None = None
+) -> list[FileResult]:
     results = [result for result in plan if not result.status.startswith("would_")]
     now = time.time()
     made_folders: set[Path] = set()
@@ -110,7 +116,9 @@ def apply_migrate(store: StrataStore, plan: list[FileResult], progress: Progress
             except DestinationExistsError as error:
                 results.append(replace(planned, status="conflict", detail=str(error)))
             except OSError as error:
-                results.append(replace(planned, status="error", detail=f"{store.active_root / planned.path}: {error}"))
+                results.append(
+                    replace(planned, status="error", detail=f"{store.active_root / planned.path}: {error}")
+                )
             if progress:
                 progress(1)
         sidecar.save()
@@ -120,7 +128,9 @@ def apply_migrate(store: StrataStore, plan: list[FileResult], progress: Progress
 
 
 # Evict --------------------------------------------------------------------------------------------------
-def plan_evict(store: StrataStore, paths: Iterable[str] | None = None, now: float | None = None) -> list[FileResult]:
+def plan_evict(
+    store: StrataStore, paths: Iterable[str] | None = None, now: float | None = None
+) -> list[FileResult]:
     """Cooled files idle for their LRU days and accessed at most `lru_min_access_count` times.
 
     With `paths`, exactly those files (the reference's `forget`), whatever their age.
@@ -143,19 +153,29 @@ def plan_evict(store: StrataStore, paths: Iterable[str] | None = None, now: floa
             record = records.get(relative)
             count = record.access_count if record else 0
             age = _age_days(now, record.last_accessed if record else stat.st_mtime)
-            if chosen is None and (age < config.lru_days_for(relative) or count > config.lru_min_access_count):
+            if chosen is None and (
+                age < config.lru_days_for(relative) or count > config.lru_min_access_count
+            ):
                 continue
             if stat.st_size > config.max_archive_bytes:
-                error = FileTooLargeError(store.cooled_root / relative, stat.st_size, config.max_archive_bytes)
+                error = FileTooLargeError(
+                    store.cooled_root / relative, stat.st_size, config.max_archive_bytes
+                )
                 plan.append(FileResult(relative, "error", str(error), age, count))
                 continue
-            plan.append(FileResult(relative, "would_evict", age_days=age, access_count=count, target=Tier.ARCHIVE))
+            plan.append(
+                FileResult(relative, "would_evict", age_days=age, access_count=count, target=Tier.ARCHIVE)
+            )
         for missing in sorted(chosen or ()):
-            plan.append(FileResult(missing, "error", str(StrataFileNotFoundError(missing, "the cooled tier"))))
+            plan.append(
+                FileResult(missing, "error", str(StrataFileNotFoundError(missing, "the cooled tier")))
+            )
     return plan
 
 
-def apply_evict(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+def apply_evict(
+    store: StrataStore, plan: list[FileResult], progress: Progress | None = None
+) -> list[FileResult]:
     """Write every blob, sync once, commit all shadow rows in one transaction, then delete the cooled files."""
     results = [result for result in plan if not result.status.startswith("would_")]
     archived: list[tuple[FileResult, ShadowEntry, Path]] = []
@@ -183,14 +203,18 @@ def apply_evict(store: StrataStore, plan: list[FileResult], progress: Progress |
             for planned, entry, source in archived:
                 source.unlink(missing_ok=True)
                 sidecar.forget(planned.path)
-                results.append(replace(planned, status="evicted", shadow_id=entry.id, archive_path=entry.archive_path))
+                results.append(
+                    replace(planned, status="evicted", shadow_id=entry.id, archive_path=entry.archive_path)
+                )
             sidecar.save()
         finally:
             shadow.close()
     return results
 
 
-def _write_archive_blob(store: StrataStore, planned: FileResult, source: Path) -> tuple[FileResult, ShadowEntry, Path]:
+def _write_archive_blob(
+    store: StrataStore, planned: FileResult, source: Path
+) -> tuple[FileResult, ShadowEntry, Path]:
     data = source.read_bytes()
     if len(data) > store.config.max_archive_bytes:
         raise FileTooLargeError(source, len(data), store.config.max_archive_bytes)
@@ -202,7 +226,9 @@ def _write_archive_blob(store: StrataStore, planned: FileResult, source: Path) -
     blob_file = store.archive_root / f"{entry_id}.json"
     blob = Blob(planned.path, content, utc_now_iso(), infer_tags(planned.path))
     write_blob(blob_file, blob, sync=False)
-    entry = ShadowEntry(entry_id, planned.path, blob.tags, str(blob_file), content[:PREVIEW_CHARS], blob.archived_at)
+    entry = ShadowEntry(
+        entry_id, planned.path, blob.tags, str(blob_file), content[:PREVIEW_CHARS], blob.archived_at
+    )
     return planned, entry, source
 
 
@@ -228,16 +254,24 @@ def plan_promote(store: StrataStore, paths: Iterable[str] | None = None) -> list
                 continue
             if source.is_symlink() or not source.is_file():
                 if paths is not None:
-                    plan.append(FileResult(relative, "error", str(StrataFileNotFoundError(relative, "the cooled tier"))))
+                    plan.append(
+                        FileResult(
+                            relative, "error", str(StrataFileNotFoundError(relative, "the cooled tier"))
+                        )
+                    )
                 continue
             if os.path.lexists(destination) or store.is_generated(Tier.ACTIVE, relative):
-                plan.append(FileResult(relative, "conflict", f"{destination} already exists", access_count=count))
+                plan.append(
+                    FileResult(relative, "conflict", f"{destination} already exists", access_count=count)
+                )
             else:
                 plan.append(FileResult(relative, "would_promote", access_count=count, target=Tier.ACTIVE))
     return plan
 
 
-def apply_promote(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+def apply_promote(
+    store: StrataStore, plan: list[FileResult], progress: Progress | None = None
+) -> list[FileResult]:
     results = [result for result in plan if not result.status.startswith("would_")]
     with store.lock():
         sidecar = store.sidecar()
@@ -276,7 +310,9 @@ def plan_rehydrate(store: StrataStore, keys: Iterable[str], target: Tier = Tier.
             for key in keys:
                 entry = shadow.find(key)
                 if entry is None:
-                    plan.append(FileResult(key, "error", str(StrataFileNotFoundError(key, "the shadow index"))))
+                    plan.append(
+                        FileResult(key, "error", str(StrataFileNotFoundError(key, "the shadow index")))
+                    )
                     continue
                 try:
                     blob = read_blob(blob_file(store, entry))
@@ -285,7 +321,13 @@ def plan_rehydrate(store: StrataStore, keys: Iterable[str], target: Tier = Tier.
                 except StrataError as error:
                     plan.append(FileResult(entry.original_path, "error", str(error), shadow_id=entry.id))
                     continue
-                found = FileResult(relative, "would_rehydrate", shadow_id=entry.id, archive_path=entry.archive_path, target=target)
+                found = FileResult(
+                    relative,
+                    "would_rehydrate",
+                    shadow_id=entry.id,
+                    archive_path=entry.archive_path,
+                    target=target,
+                )
                 if os.path.lexists(destination) or store.is_generated(target, relative):
                     found = replace(found, status="conflict", detail=f"{destination} already exists")
                 plan.append(found)
@@ -294,7 +336,9 @@ def plan_rehydrate(store: StrataStore, keys: Iterable[str], target: Tier = Tier.
     return plan
 
 
-def apply_rehydrate(store: StrataStore, plan: list[FileResult], progress: Progress | None = None) -> list[FileResult]:
+def apply_rehydrate(
+    store: StrataStore, plan: list[FileResult], progress: Progress | None = None
+) -> list[FileResult]:
     results = [result for result in plan if not result.status.startswith("would_")]
     with store.lock():
         sidecar = store.sidecar()

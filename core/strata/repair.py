@@ -61,7 +61,10 @@ def repair_sidecar(store: StrataStore) -> SidecarRepair:
                 continue
             earlier = sidecar.records.get(path)
             if earlier:
-                record = AccessRecord(earlier.access_count + record.access_count, max(earlier.last_accessed, record.last_accessed))
+                record = AccessRecord(
+                    earlier.access_count + record.access_count,
+                    max(earlier.last_accessed, record.last_accessed),
+                )
             sidecar.records[path] = record
         report.kept = len(sidecar.records)
         sidecar.save()
@@ -93,10 +96,19 @@ def rebuild_shadow_index(store: StrataStore, progress: Progress | None = None) -
             except StrataError as error:
                 report.unreadable.append(str(error))
             else:
-                archived_at = blob.archived_at or datetime.fromtimestamp(blob_path.stat().st_mtime, UTC).isoformat()
+                archived_at = (
+                    blob.archived_at or datetime.fromtimestamp(blob_path.stat().st_mtime, UTC).isoformat()
+                )
                 entry_id = blob_path.stem if _is_uuid(blob_path.stem) else str(uuid.uuid4())
                 entries.append(
-                    ShadowEntry(entry_id, blob.original_path, blob.tags, str(blob_path), blob.content[:PREVIEW_CHARS], archived_at)
+                    ShadowEntry(
+                        entry_id,
+                        blob.original_path,
+                        blob.tags,
+                        str(blob_path),
+                        blob.content[:PREVIEW_CHARS],
+                        archived_at,
+                    )
                 )
             if progress:
                 progress(1)
@@ -115,4 +127,3 @@ def _is_uuid(text: str) -> bool:
     except ValueError:
         return False
     return True
-

@@ -29,7 +29,9 @@ class SearchHit:
     metadata: dict[str, object] = field(default_factory=dict)
 
 
-def _scan_tier(store: StrataStore, tier: Tier, words: list[str], tags: list[str], top_k: int) -> list[SearchHit]:
+def _scan_tier(
+    store: StrataStore, tier: Tier, words: list[str], tags: list[str], top_k: int
+) -> list[SearchHit]:
     hits = []
     limit = store.config.max_archive_bytes
     for relative, entry in walk_files(store.tier_root(tier)):
@@ -41,7 +43,9 @@ def _scan_tier(store: StrataStore, tier: Tier, words: list[str], tags: list[str]
         score = sum((word in path_lower) * 1.0 + (word in text_lower) * 0.5 for word in words)
         score += sum(0.3 for tag in tags if tag.lower() in path_lower or tag.lower() in text_lower)
         if score > 0:
-            hits.append(SearchHit(tier, relative, score + 0.1, text[:CONTENT_CHARS], metadata={"size": len(text)}))
+            hits.append(
+                SearchHit(tier, relative, score + 0.1, text[:CONTENT_CHARS], metadata={"size": len(text)})
+            )
     hits.sort(key=lambda hit: hit.score, reverse=True)
     return hits[:top_k]
 
@@ -53,7 +57,9 @@ def search(
     if not words:
         return []
     tags = tags or []
-    hits = _scan_tier(store, Tier.ACTIVE, words, tags, top_k) + _scan_tier(store, Tier.COOLED, words, tags, top_k)
+    hits = _scan_tier(store, Tier.ACTIVE, words, tags, top_k) + _scan_tier(
+        store, Tier.COOLED, words, tags, top_k
+    )
     shadow = store.shadow(create=False)
     try:
         archived = shadow.search(query, top_k)

@@ -94,7 +94,9 @@ def _entry(row) -> ShadowEntry:
         keywords = json.loads(row.keywords or "[]")
     except json.JSONDecodeError:
         keywords = [row.keywords]
-    return ShadowEntry(row.id, row.original_path, keywords, row.archive_path, row.summary_preview or "", row.evicted_at)
+    return ShadowEntry(
+        row.id, row.original_path, keywords, row.archive_path, row.summary_preview or "", row.evicted_at
+    )
 
 
 def fts_query(words: str) -> str:
@@ -162,7 +164,9 @@ class ShadowIndex:
         if self._engine is None:
             return []
         with self._connection() as connection:
-            rows = connection.execute(select(shadow_index).order_by(shadow_index.c.original_path, shadow_index.c.evicted_at))
+            rows = connection.execute(
+                select(shadow_index).order_by(shadow_index.c.original_path, shadow_index.c.evicted_at)
+            )
             return [_entry(row) for row in rows]
 
     def find(self, id_or_path: str) -> ShadowEntry | None:
@@ -173,7 +177,11 @@ class ShadowIndex:
             row = connection.execute(
                 select(shadow_index)
                 .where((shadow_index.c.id == id_or_path) | (shadow_index.c.original_path == id_or_path))
-                .order_by((shadow_index.c.id == id_or_path).desc(), shadow_index.c.evicted_at.desc(), text("rowid DESC"))
+                .order_by(
+                    (shadow_index.c.id == id_or_path).desc(),
+                    shadow_index.c.evicted_at.desc(),
+                    text("rowid DESC"),
+                )
                 .limit(1)
             ).first()
             return _entry(row) if row else None

@@ -54,7 +54,9 @@ def parse_sidecar(file: Path, text: str) -> dict[str, AccessRecord]:
             raise CorruptSidecarError(file, f"entry {key!r}: {error}") from error
         if path in records:
             earlier = records[path]
-            record = AccessRecord(earlier.access_count + record.access_count, max(earlier.last_accessed, record.last_accessed))
+            record = AccessRecord(
+                earlier.access_count + record.access_count, max(earlier.last_accessed, record.last_accessed)
+            )
         records[path] = record
     return records
 

@@ -137,7 +137,11 @@ class StrataStore:
         return self.base_dir / COST_LOG_FILE
 
     def tier_root(self, tier: Tier) -> Path:
-        return {Tier.ACTIVE: self.active_root, Tier.COOLED: self.cooled_root, Tier.ARCHIVE: self.archive_root}[tier]
+        return {
+            Tier.ACTIVE: self.active_root,
+            Tier.COOLED: self.cooled_root,
+            Tier.ARCHIVE: self.archive_root,
+        }[tier]
 
     # Life cycle of the store itself -----------------------------------------------------------------
     def exists(self) -> bool:
@@ -246,4 +250,8 @@ class StrataStore:
             archived = shadow.count()
         finally:
             shadow.close()
-        return {"active": len(self.list_files(Tier.ACTIVE)), "cooled": len(self.list_files(Tier.COOLED)), "archived": archived}
+        return {
+            "active": len(self.list_files(Tier.ACTIVE)),
+            "cooled": len(self.list_files(Tier.COOLED)),
+            "archived": archived,
+        }

@@ -1,0 +1,291 @@
+"""The Strata daemon: runs maintenance (promote → migrate → evict) every `interval` seconds.
+
+Compatible with the reference's files: `strata.pid` holds the decimal pid, `strata.log` has its line format
+and messages, `strata_cost.log` gets `CYCLE:n:migrated:evicted:time` per live cycle. Differences (B-13, B-14):
+
+* the pid file is held with `flock` while the daemon runs, so two daemons cannot both start and a stale
+  file (crash, SIGKILL) is recognised without guessing from `kill(pid, 0)`;
+* SIGTERM / SIGINT stop after the current cycle and remove the pid file; SIGHUP reloads `strata.json`
+  (the reference died on SIGHUP, which its systemd unit sends on reload);
+* `stop_daemon` keeps the pid file when the daemon has not exited in time, instead of pretending;
+* promotions are logged and dry-run evictions name their files.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from stratagate.strata.errors import DaemonRunningError, StrataError
+from stratagate.strata.janitor import FileResult, MaintenanceReport, run_maintenance
+from stratagate.strata.store import StrataStore
+
+DEFAULT_INTERVAL = 900
+LOG_FORMAT = "%(asctime)s [%(levelname)s] %(message)s"
+LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+@dataclass(frozen=True)
+class DaemonStatus:
+    running: bool
+    pid: int | None
+    cycle_count: int
+    last_log_lines: list[str]
+
+
+def _read_pid(pid_file: Path) -> int | None:
+    try:
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    # A recycled pid running something else is not a Strata daemon.
+    return not cmdline.exists() or b"strata" in cmdline.read_bytes()
+
+
+def daemon_status(store: StrataStore, log_lines: int = 20) -> DaemonStatus:
+    """Whether a daemon holds the pid file; a stale file (dead process, nothing holding it) is removed."""
+    running, pid = False, None
+    if store.pid_file.exists():
+        pid = _read_pid(store.pid_file)
+        with open(store.pid_file, "rb") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                running = True
+            else:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                # Unlocked: only a daemon that does not lock (the reference's) may still be alive.
+                running = pid is not None and _process_alive(pid)
+        if not running:
+            store.pid_file.unlink(missing_ok=True)
+            pid = None
+    lines: list[str] = []
+    if store.log_file.exists():
+        lines = store.log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    cycles = sum("Starting maintenance" in line for line in lines)
+    return DaemonStatus(running, pid, cycles, lines[-log_lines:] if log_lines else [])
+
+
+def stop_daemon(store: StrataStore, timeout: float = 30.0) -> tuple[bool, str]:
+    """SIGTERM the daemon and wait for it to release the pid file; never claims success early."""
+    status = daemon_status(store, log_lines=0)
+    if not status.running or status.pid is None:
+        return False, "No daemon is running."
+    try:
+        os.kill(status.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        store.pid_file.unlink(missing_ok=True)
+        return False, f"Daemon (pid={status.pid}) had already exited."
+    except PermissionError as error:
+        raise StrataError(f"{store.pid_file}: cannot signal pid {status.pid}: {error}") from error
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not daemon_status(store, log_lines=0).running:
+            return True, f"Daemon (pid={status.pid}) stopped."
+        time.sleep(0.1)
+    return (
+        False,
+        f"Daemon (pid={status.pid}) is still finishing its cycle after {timeout:g} s; pid file kept.",
+    )
+
+
+class StrataDaemon:
+    def __init__(
+        self,
+        store: StrataStore,
+        interval: float = DEFAULT_INTERVAL,
+        live_first: bool = False,
+        echo: bool = False,
+    ):
+        self.store = store
+        self.interval = interval
+        self.live_first = live_first
+        self.cycle = 0
+        self._wake = threading.Event()
+        self._stopping = False
+        self._reload_requested = False
+        self._pid_handle = None
+        self.log = logging.getLogger(f"stratagate.strata.daemon.{id(self)}")
+        self.log.setLevel(logging.DEBUG)
+        self.log.propagate = False
+        self._handlers: list[logging.Handler] = []
+        self._echo = echo
+
+    # Control --------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+
+    def request_reload(self) -> None:
+        self._reload_requested = True
+        self._wake.set()
+
+    def run(self) -> None:
+        """Run in the foreground until `stop()` or SIGTERM/SIGINT."""
+        self.store.require_exists()
+        self._acquire_pid_file()
+        try:
+            self._open_log()
+            self._install_signal_handlers()
+            self.store.regenerate_index()
+            self._log_banner()
+            next_cycle = time.monotonic()
+            while not self._stopping:
+                if self._reload_requested:
+                    self._reload()
+                if time.monotonic() >= next_cycle:
+                    self.run_once(dry_run=self.cycle == 0 and not self.live_first)
+                    next_cycle = time.monotonic() + self.interval
+                    self.log.debug(f"Sleeping {self.interval:g}s until next cycle...")
+                self._wake.wait(max(0.0, next_cycle - time.monotonic()))
+                self._wake.clear()
+            self.log.info("Daemon stopped")
+        finally:
+            self._close_log()
+            self._release_pid_file()
+
+    def run_once(self, dry_run: bool) -> MaintenanceReport | None:
+        """One maintenance cycle, logged; a failure is logged and the daemon carries on."""
+        opened_here = not self._handlers
+        if opened_here:
+            self._open_log()
+        self.cycle += 1
+        label = f"[Cycle {self.cycle}]"
+        try:
+            self.log.info(f"{label} Starting maintenance ({'DRY RUN' if dry_run else 'LIVE'})")
+            report = run_maintenance(self.store, dry_run=dry_run)
+            self._log_report(label, report, dry_run)
+            if not dry_run:
+                self._append_cost_line(report)
+            return report
+        except (StrataError, OSError) as error:
+            self.log.error(f"{label} Failed: {error}")
+            return None
+        finally:
+            if opened_here:
+                self._close_log()
+
+    # Internals ------------------------------------------------------------------------------------
+    def _acquire_pid_file(self) -> None:
+        pid_file = self.store.pid_file
+        while True:
+            handle = open(pid_file, "a+b")  # noqa: SIM115 — held open (and locked) for the daemon's life
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise DaemonRunningError(pid_file, _read_pid(pid_file)) from None
+            # Another daemon may have removed the file between our open and our lock: lock the live file.
+            if pid_file.exists() and os.fstat(handle.fileno()).st_ino == pid_file.stat().st_ino:
+                break
+            handle.close()
+        handle.truncate(0)
+        handle.write(str(os.getpid()).encode())
+        handle.flush()
+        os.fsync(handle.fileno())
+        self._pid_handle = handle
+
+    def _release_pid_file(self) -> None:
+        if self._pid_handle is not None:
+            self.store.pid_file.unlink(missing_ok=True)
+            self._pid_handle.close()
+            self._pid_handle = None
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        signal.signal(signal.SIGTERM, self._on_stop_signal)
+        signal.signal(signal.SIGINT, self._on_stop_signal)
+        signal.signal(signal.SIGHUP, lambda _signum, _frame: self.request_reload())
+
+    def _on_stop_signal(self, signum: int, _frame) -> None:
+        self.log.info(f"Received {signal.Signals(signum).name}, shutting down gracefully...")
+        self.stop()
+
+    def _reload(self) -> None:
+        self._reload_requested = False
+        try:
+            self.store.reload_config()
+        except StrataError as error:
+            self.log.error(f"Reload failed, keeping the previous configuration: {error}")
+            return
+        self.log.info(f"Reloaded configuration from {self.store.config_file}")
+
+    def _open_log(self) -> None:
+        file_handler = logging.FileHandler(self.store.log_file, encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT))
+        self._handlers = [file_handler]
+        if self._echo:
+            console = logging.StreamHandler(sys.stderr)
+            console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+            self._handlers.append(console)
+        for handler in self._handlers:
+            self.log.addHandler(handler)
+
+    def _close_log(self) -> None:
+        for handler in self._handlers:
+            self.log.removeHandler(handler)
+            handler.close()
+        self._handlers = []
+
+    def _log_banner(self) -> None:
+        config = self.store.config
+        self.log.info(f"Strata daemon started (interval={self.interval:g}s, pid={os.getpid()})")
+        self.log.info(f"  Base dir:   {self.store.base_dir}")
+        self.log.info(f"  Active:     {self.store.active_root}")
+        self.log.info(f"  Cooled:     {self.store.cooled_root}")
+        self.log.info(f"  Decay:      {config.decay_thresholds}")
+        self.log.info(f"  LRU:        {config.lru_decay_thresholds} / {config.lru_min_access_count} accesses")
+
+    def _log_report(self, label: str, report: MaintenanceReport, dry_run: bool) -> None:
+        totals = report.totals()
+        self.log.info(f"{label} Migrated: {totals['total_migrated']}, Evicted: {totals['total_evicted']}")
+        self.log.info(f"{label} Promoted: {totals['total_promoted']}")
+        if dry_run and any(totals.values()):
+            details = ["Dry-run details:"]
+            for verb, results in (
+                ("promote", report.promoted),
+                ("migrate", report.migrated),
+                ("evict", report.evicted),
+            ):
+                details += [
+                    f"  would {verb}: {result.path}"
+                    for result in results
+                    if result.status.startswith("would_")
+                ]
+            self.log.info("\n".join(details))
+        problems: list[FileResult] = [
+            result
+            for result in report.promoted + report.migrated + report.evicted
+            if result.status in ("conflict", "error")
+        ]
+        for result in problems:
+            self.log.warning(f"{label} {result.status}: {result.path}: {result.detail}")
+
+    def _append_cost_line(self, report: MaintenanceReport) -> None:
+        totals = report.totals()
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        line = f"CYCLE:{self.cycle}:{totals['total_migrated']}:{totals['total_evicted']}:{stamp}\n"
+        try:
+            with open(self.store.cost_log_file, "a", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError as error:
+            self.log.warning(f"Could not write cost data to {self.store.cost_log_file}: {error}")
