@@ -25,6 +25,14 @@ class StorageOpenError(StrataGateError):
         super().__init__(f"{location}: {reason}")
 
 
+class StorageWriteError(StrataGateError):
+    """The database rejected a write (a broken key or reference, a lock held too long); nothing was written."""
+
+
+class NamespaceExistsError(StrataGateError):
+    """An import or copy would overwrite a namespace that already exists (pass replace to allow it)."""
+
+
 class ReadOnlyError(StrataGateError):
     """A write was attempted on a memory opened read-only (forensic mode or a newer schema)."""
 

@@ -1,0 +1,490 @@
+"""Read, list, filter, write and delete the records of one section on an open SQL connection.
+
+Each section of the backend contract (see backend.py) maps to one table plus its child tables (a block's
+messages, an event's sources, an element's facts and their sources). Reads select explicit v7 column lists,
+so extra tables and columns of newer files (v8–v12) are ignored. Writes touch only the records handed in:
+a record replaces its row and its child rows; a new record is appended after the section's last position.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Table,
+    cast,
+    delete,
+    exists,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    true,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from stratagate.errors import StrataGateError
+from stratagate.storage import records as rec
+from stratagate.storage import schema as s
+from stratagate.storage.backend import SECTION_KEYS, Record
+
+CHUNK = 500
+"""Keys per IN (...) list: far below SQLite's and PostgreSQL's parameter limits."""
+MODEL_RESPONSE_HISTORY_LIMIT = 5
+
+
+class SectionError(StrataGateError):
+    """An unknown section or filter, or a record missing a field it must have."""
+
+
+def chunks(keys: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(keys), CHUNK):
+        yield keys[start : start + CHUNK]
+
+
+def _key_filter(column, keys: list[str] | None) -> ColumnElement[bool]:
+    return true() if keys is None else column.in_(keys)
+
+
+def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """INSERT … ON CONFLICT (primary key) DO UPDATE every other column, on SQLite and PostgreSQL alike."""
+    if not rows:
+        return
+    insert = sqlite_insert if connection.dialect.name == "sqlite" else postgresql_insert
+    statement = insert(table)
+    key_names = [column.name for column in table.primary_key.columns]
+    statement = statement.on_conflict_do_update(
+        index_elements=key_names,
+        set_={c.name: statement.excluded[c.name] for c in table.columns if c.name not in key_names},
+    )
+    connection.execute(statement, rows)
+
+
+def _grouped(pairs: Iterable[Any]) -> dict[str, list[str]]:
+    """(parent id, child id) rows, already in child order → parent id → child ids."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for parent, child in pairs:
+        groups[parent].append(child)
+    return groups
+
+
+class SectionStore:
+    """Section reads and writes for one backend (its dialect, and whether v9+ pending blocks are hidden)."""
+
+    def __init__(self, dialect: str, *, hide_pending_blocks: bool = False):
+        self.dialect = dialect
+        self.hide_pending_blocks = hide_pending_blocks
+
+    # -- public entry points ---------------------------------------------------------------------------
+
+    def read(self, connection: Connection, namespace: str, section: str, keys: list[str] | None) -> list[Record]:
+        """Records of a section in section order; all of them when `keys` is None."""
+        reader = self._readers()[self._check(section)]
+        if keys is None:
+            return reader(connection, namespace, None)
+        found: dict[str, Record] = {}
+        key_name = SECTION_KEYS[section]
+        for chunk in chunks(list(dict.fromkeys(keys))):
+            found.update((record[key_name], record) for record in reader(connection, namespace, chunk))
+        return [found[key] for key in keys if key in found]
+
+    def keys(self, connection: Connection, namespace: str, section: str, where: Record | None) -> list[str]:
+        table, key_column, order, base = self._listing(self._check(section))
+        clauses = [table.c.namespace == namespace, *base]
+        filters = self._filters(section)
+        for name, value in (where or {}).items():
+            if name not in filters:
+                known = ", ".join(sorted(filters)) or "none"
+                raise SectionError(f"Section {section!r} has no filter {name!r} (known: {known})")
+            clauses.append(filters[name](value))
+        statement = select(key_column).where(*clauses).order_by(*order)
+        return list(connection.scalars(statement))
+
+    def write(self, connection: Connection, namespace: str, section: str, records: list[Record]) -> None:
+        writer = self._writers()[self._check(section)]
+        key_name = SECTION_KEYS[section]
+        try:
+            writer(connection, namespace, records)
+        except KeyError as missing:
+            culprit = next((r.get(key_name) for r in records if missing.args[0] not in r), "?")
+            raise SectionError(
+                f"{section} record {culprit!r} is missing the field {missing.args[0]!r}"
+            ) from None
+
+    def delete(self, connection: Connection, namespace: str, section: str, keys: list[str]) -> None:
+        table, key_column, _order, base = self._listing(self._check(section))
+        if section == "openTail":
+            base = [s.messages.c.block_id.is_(None)]
+        for chunk in chunks(keys):
+            connection.execute(
+                delete(table).where(table.c.namespace == namespace, key_column.in_(chunk), *base)
+            )
+
+    @staticmethod
+    def _check(section: str) -> str:
+        if section not in SECTION_KEYS:
+            raise SectionError(f"Unknown section {section!r} (known: {', '.join(SECTION_KEYS)})")
+        return section
+
+    # -- table, key, order and base filter of each section ---------------------------------------------
+
+    def _listing(self, section: str) -> tuple[Table, Any, list[Any], list[ColumnElement[bool]]]:
+        m, b = s.messages, s.blocks
+        block_base = [literal_column("processing_status") == "ready"] if self.hide_pending_blocks else []
+        return {
+            "openTail": (m, m.c.id, [m.c.position, m.c.id], [m.c.block_id.is_(None)]),
+            "blocks": (b, b.c.id, [b.c.sequence], block_base),
+            "events": (s.events, s.events.c.id, [s.events.c.position, s.events.c.id], []),
+            "elements": (s.elements, s.elements.c.id, [s.elements.c.position, s.elements.c.id], []),
+            "extractionJobs": (
+                s.extraction_jobs, s.extraction_jobs.c.block_id, [s.extraction_jobs.c.block_id], []
+            ),
+            "elementProjectionJobs": (
+                s.element_projection_jobs,
+                s.element_projection_jobs.c.id,
+                [s.element_projection_jobs.c.created_at, s.element_projection_jobs.c.id],
+                [],
+            ),
+            "usageReceipts": (
+                s.usage_receipts,
+                s.usage_receipts.c.receipt_id,
+                [s.usage_receipts.c.created_at, s.usage_receipts.c.receipt_id],
+                [],
+            ),
+            "ingestionReceipts": (
+                s.ingestion_receipts,
+                s.ingestion_receipts.c.receipt_id,
+                [s.ingestion_receipts.c.created_at, s.ingestion_receipts.c.receipt_id],
+                [],
+            ),
+            "successfulModelResponses": (
+                s.model_response_history,
+                s.model_response_history.c.id,
+                [s.model_response_history.c.created_at, s.model_response_history.c.id],
+                [],
+            ),
+        }[section]
+
+    # -- filters for query_keys ------------------------------------------------------------------------
+
+    def _filters(self, section: str) -> dict[str, Callable[[Any], ColumnElement[bool]]]:
+        e, m, b, el = s.events, s.messages, s.blocks, s.elements
+
+        def text_in(*columns) -> Callable[[Any], ColumnElement[bool]]:
+            return lambda value: or_(*(column.icontains(str(value), autoescape=True) for column in columns))
+
+        def thread(column) -> Callable[[Any], ColumnElement[bool]]:
+            return lambda value: (
+                or_(column.is_(None), column == "") if value in (None, "") else column == value
+            )
+
+        def equals(column) -> Callable[[Any], ColumnElement[bool]]:
+            return lambda value: column == value
+
+        filters: dict[str, dict[str, Callable[[Any], ColumnElement[bool]]]] = {
+            "events": {
+                "status": equals(e.c.status),
+                "criticality": equals(e.c.criticality),
+                "scope": equals(e.c.scope),
+                "eventType": lambda value: self._temporal_field(e.c.temporal_json, "eventType") == value,
+                "participant": lambda value: self._has_participant(e.c.temporal_json, value),
+                "threadId": lambda value: e.c.source_block_id.in_(
+                    select(b.c.id).where(b.c.namespace == e.c.namespace, thread(b.c.thread_id)(value))
+                ),
+                "sourceBlockId": equals(e.c.source_block_id),
+                "text": text_in(e.c.title, e.c.summary, e.c.narrative, e.c.tags_json),
+            },
+            "blocks": {
+                "threadId": thread(b.c.thread_id),
+                "text": text_in(b.c.l0_title, b.c.l1_summary, b.c.l3_condensed),
+            },
+            "openTail": {
+                "threadId": thread(m.c.thread_id),
+                "role": equals(m.c.role),
+                "text": text_in(m.c.content),
+            },
+            "elements": {
+                "type": equals(el.c.type),
+                "text": text_in(el.c.name, el.c.aliases_json, el.c.current_state),
+            },
+            "extractionJobs": {"status": equals(s.extraction_jobs.c.status)},
+            "elementProjectionJobs": {"status": equals(s.element_projection_jobs.c.status)},
+            "successfulModelResponses": {"kind": equals(s.model_response_history.c.kind)},
+        }
+        return filters.get(section, {})
+
+    def _temporal_field(self, column, field: str) -> ColumnElement[Any]:
+        if self.dialect == "sqlite":
+            return func.json_extract(column, f"$.{field}")
+        return func.jsonb_extract_path_text(cast(column, JSONB), field)
+
+    def _has_participant(self, column, name: str) -> ColumnElement[bool]:
+        if self.dialect == "sqlite":
+            entries = func.json_each(column, "$.participants").table_valued("value")
+            return exists(select(literal(1)).select_from(entries).where(entries.c.value == name))
+        participants = cast(column, JSONB).op("->")("participants")
+        return participants.op("@>")(cast(json.dumps([name]), JSONB))
+
+    # -- readers ---------------------------------------------------------------------------------------
+
+    def _readers(self) -> dict[str, Callable[[Connection, str, list[str] | None], list[Record]]]:
+        return {
+            "openTail": self._read_open_tail,
+            "blocks": self._read_blocks,
+            "events": self._read_events,
+            "elements": self._read_elements,
+            "extractionJobs": self._simple_reader("extractionJobs", rec.extraction_job_record),
+            "elementProjectionJobs": self._simple_reader("elementProjectionJobs", rec.projection_job_record),
+            "usageReceipts": self._simple_reader("usageReceipts", rec.usage_receipt_record),
+            "ingestionReceipts": self._simple_reader("ingestionReceipts", rec.ingestion_receipt_record),
+            "successfulModelResponses": self._simple_reader(
+                "successfulModelResponses", rec.model_response_record
+            ),
+        }
+
+    def _simple_reader(self, section: str, to_record: Callable[[Any], Record]):
+        table, key_column, order, base = self._listing(section)
+
+        def read(connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
+            statement = (
+                select(table)
+                .where(table.c.namespace == namespace, _key_filter(key_column, keys), *base)
+                .order_by(*order)
+            )
+            return [to_record(row) for row in connection.execute(statement).mappings()]
+
+        return read
+
+    def _read_open_tail(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
+        m = s.messages
+        statement = (
+            select(m)
+            .where(m.c.namespace == namespace, m.c.block_id.is_(None), _key_filter(m.c.id, keys))
+            .order_by(m.c.position, m.c.id)
+        )
+        return [rec.message_record(row) for row in connection.execute(statement).mappings()]
+
+    def _read_blocks(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
+        b, m = s.blocks, s.messages
+        _table, _key, order, base = self._listing("blocks")
+        rows = connection.execute(
+            select(b).where(b.c.namespace == namespace, _key_filter(b.c.id, keys), *base).order_by(*order)
+        ).mappings().all()
+        block_ids = None if keys is None else [row["id"] for row in rows]
+        raw: dict[str, list[Record]] = defaultdict(list)
+        message_rows = connection.execute(
+            select(m)
+            .where(m.c.namespace == namespace, m.c.block_id.is_not(None), _key_filter(m.c.block_id, block_ids))
+            .order_by(m.c.block_id, m.c.position)
+        ).mappings()
+        for row in message_rows:
+            raw[row["block_id"]].append(rec.message_record(row))
+        return [rec.block_record(row, raw.get(row["id"], [])) for row in rows]
+
+    def _read_events(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
+        e, es = s.events, s.event_sources
+        rows = connection.execute(
+            select(e).where(e.c.namespace == namespace, _key_filter(e.c.id, keys)).order_by(e.c.position, e.c.id)
+        ).mappings()
+        sources = _grouped(
+            connection.execute(
+                select(es.c.event_id, es.c.message_id)
+                .where(es.c.namespace == namespace, _key_filter(es.c.event_id, keys))
+                .order_by(es.c.event_id, es.c.position)
+            )
+        )
+        return [rec.event_record(row, sources.get(row["id"], [])) for row in rows]
+
+    def _read_elements(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
+        el, src, f, fs, es = (
+            s.elements, s.element_sources, s.element_facts, s.element_fact_sources, s.event_sources
+        )
+        rows = connection.execute(
+            select(el)
+            .where(el.c.namespace == namespace, _key_filter(el.c.id, keys))
+            .order_by(el.c.position, el.c.id)
+        ).mappings().all()
+        element_sources = _grouped(
+            connection.execute(
+                select(src.c.element_id, src.c.event_id)
+                .where(src.c.namespace == namespace, _key_filter(src.c.element_id, keys))
+                .order_by(src.c.element_id, src.c.position)
+            )
+        )
+        fact_rows = connection.execute(
+            select(f)
+            .where(f.c.namespace == namespace, _key_filter(f.c.element_id, keys))
+            .order_by(f.c.element_id, f.c.position)
+        ).mappings().all()
+        fact_ids = select(f.c.id).where(f.c.namespace == namespace, _key_filter(f.c.element_id, keys))
+        fact_sources = _grouped(
+            connection.execute(
+                select(fs.c.fact_id, fs.c.event_id)
+                .where(fs.c.namespace == namespace, fs.c.fact_id.in_(fact_ids))
+                .order_by(fs.c.fact_id, fs.c.position)
+            )
+        )
+        cited_events = select(src.c.event_id).where(
+            src.c.namespace == namespace, _key_filter(src.c.element_id, keys)
+        )
+        event_messages = _grouped(
+            connection.execute(
+                select(es.c.event_id, es.c.message_id)
+                .where(es.c.namespace == namespace, es.c.event_id.in_(cited_events))
+                .order_by(es.c.event_id, es.c.position)
+            )
+        )
+        facts: dict[str, list[Record]] = defaultdict(list)
+        for row in fact_rows:
+            facts[row["element_id"]].append(rec.fact_record(row, fact_sources.get(row["id"], [])))
+        result = []
+        for row in rows:
+            event_ids = element_sources.get(row["id"], [])
+            # sourceMessageIds is not stored: it is the union of the source events' messages (spec §8.3).
+            message_ids = list(dict.fromkeys(m for event_id in event_ids for m in event_messages.get(event_id, [])))
+            result.append(rec.element_record(row, facts.get(row["id"], []), event_ids, message_ids))
+        return result
+
+    # -- writers ---------------------------------------------------------------------------------------
+
+    def _writers(self) -> dict[str, Callable[[Connection, str, list[Record]], None]]:
+        return {
+            "openTail": self._write_open_tail,
+            "blocks": self._write_blocks,
+            "events": self._write_events,
+            "elements": self._write_elements,
+            "extractionJobs": self._simple_writer(s.extraction_jobs, rec.extraction_job_row),
+            "elementProjectionJobs": self._simple_writer(s.element_projection_jobs, rec.projection_job_row),
+            "usageReceipts": self._simple_writer(s.usage_receipts, rec.usage_receipt_row),
+            "ingestionReceipts": self._simple_writer(s.ingestion_receipts, rec.ingestion_receipt_row),
+            "successfulModelResponses": self._write_model_responses,
+        }
+
+    @staticmethod
+    def _simple_writer(table: Table, to_row: Callable[[str, Record], dict[str, Any]]):
+        def write(connection: Connection, namespace: str, records: list[Record]) -> None:
+            upsert(connection, table, [to_row(namespace, record) for record in records])
+
+        return write
+
+    @staticmethod
+    def _positions(
+        connection: Connection, table: Table, namespace: str, keys: list[str], *scope: ColumnElement[bool]
+    ) -> list[int]:
+        """Existing records keep their position; new ones go after the last, in the order given."""
+        existing: dict[str, int] = {}
+        for chunk in chunks(keys):
+            existing.update(
+                connection.execute(
+                    select(table.c.id, table.c.position).where(
+                        table.c.namespace == namespace, table.c.id.in_(chunk), *scope
+                    )
+                ).tuples()
+            )
+        last = connection.scalar(
+            select(func.max(table.c.position)).where(table.c.namespace == namespace, *scope)
+        )
+        next_position = -1 if last is None else last
+        positions = []
+        for key in keys:
+            if key not in existing:
+                next_position += 1
+                existing[key] = next_position
+            positions.append(existing[key])
+        return positions
+
+    def _write_open_tail(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+        positions = self._positions(
+            connection, s.messages, namespace, [r["id"] for r in records], s.messages.c.block_id.is_(None)
+        )
+        rows = [rec.message_row(namespace, r, None, p) for r, p in zip(records, positions, strict=True)]
+        upsert(connection, s.messages, rows)
+
+    def _write_blocks(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+        m = s.messages
+        upsert(connection, s.blocks, [rec.block_row(namespace, block) for block in records])
+        rows = []
+        for block in records:
+            message_ids = [message["id"] for message in block["l5Raw"]]
+            connection.execute(
+                delete(m).where(m.c.namespace == namespace, m.c.block_id == block["id"], m.c.id.not_in(message_ids))
+            )
+            rows += [
+                rec.message_row(namespace, message, block["id"], position)
+                for position, message in enumerate(block["l5Raw"])
+            ]
+        upsert(connection, m, rows)
+
+    def _write_events(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+        es = s.event_sources
+        keys = [event["id"] for event in records]
+        positions = self._positions(connection, s.events, namespace, keys)
+        rows = [rec.event_row(namespace, r, p) for r, p in zip(records, positions, strict=True)]
+        upsert(connection, s.events, rows)
+        for chunk in chunks(keys):
+            connection.execute(delete(es).where(es.c.namespace == namespace, es.c.event_id.in_(chunk)))
+        source_rows = [
+            {"namespace": namespace, "event_id": event["id"], "message_id": message_id, "position": position}
+            for event in records
+            for position, message_id in enumerate(event["sourceMessageIds"])
+        ]
+        if source_rows:
+            connection.execute(es.insert(), source_rows)
+
+    def _write_elements(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+        src, f, fs = s.element_sources, s.element_facts, s.element_fact_sources
+        keys = [element["id"] for element in records]
+        positions = self._positions(connection, s.elements, namespace, keys)
+        upsert(
+            connection,
+            s.elements,
+            [rec.element_row(namespace, r, p) for r, p in zip(records, positions, strict=True)],
+        )
+        for chunk in chunks(keys):
+            connection.execute(delete(src).where(src.c.namespace == namespace, src.c.element_id.in_(chunk)))
+        fact_rows, source_rows, fact_source_rows = [], [], []
+        for element in records:
+            fact_ids = [fact["id"] for fact in element["facts"]]
+            connection.execute(
+                delete(f).where(f.c.namespace == namespace, f.c.element_id == element["id"], f.c.id.not_in(fact_ids))
+            )
+            source_rows += [
+                {"namespace": namespace, "element_id": element["id"], "event_id": event_id, "position": i}
+                for i, event_id in enumerate(element["sourceEventIds"])
+            ]
+            for position, fact in enumerate(element["facts"]):
+                fact_rows.append(rec.fact_row(namespace, fact, element["id"], position))
+                fact_source_rows += [
+                    {"namespace": namespace, "fact_id": fact["id"], "event_id": event_id, "position": i}
+                    for i, event_id in enumerate(fact["sourceEventIds"])
+                ]
+        upsert(connection, f, fact_rows)
+        fact_keys = [row["id"] for row in fact_rows]
+        for chunk in chunks(fact_keys):
+            connection.execute(delete(fs).where(fs.c.namespace == namespace, fs.c.fact_id.in_(chunk)))
+        if source_rows:
+            connection.execute(src.insert(), source_rows)
+        if fact_source_rows:
+            connection.execute(fs.insert(), fact_source_rows)
+
+    def _write_model_responses(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+        table = s.model_response_history
+        upsert(connection, table, [rec.model_response_row(namespace, r) for r in records])
+        # Only the last five (by created_at, id) are kept, as the reference's history does.
+        keep = (
+            select(table.c.id)
+            .where(table.c.namespace == namespace)
+            .order_by(table.c.created_at.desc(), table.c.id.desc())
+            .limit(MODEL_RESPONSE_HISTORY_LIMIT)
+        )
+        connection.execute(
+            delete(table).where(table.c.namespace == namespace, table.c.id.not_in(keep))
+        )

@@ -1,0 +1,486 @@
+"""The SQL storage backend: schema v7 on SQLite files and PostgreSQL servers.
+
+`open_backend(database)` takes a file path or a SQLAlchemy URL and returns a `SqlBackend`, which implements
+the `StorageBackend` contract (backend.py). Opening reads no records (sections load on demand), and:
+
+- a writable open of a v1–v6 file backs it up to `FILE.bak-v<N>` and upgrades it in one transaction;
+- a read-only open never touches the file: it opens a private copy (migrated there if old), checks that
+  the original's sha256 did not change, and creates no `-wal`/`-shm` beside it;
+- v8–v12 files open read-only with a notice; anything else that is not a StrataGate v1–v12 database raises
+  `StorageOpenError` naming the file and the reason, before anything is written.
+
+Every commit is one transaction that starts by bumping the namespace's revision where it still equals the
+caller's (`UPDATE … WHERE revision = expected`): a stale writer changes nothing and gets
+`StorageConflictError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, inspect, select, update
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
+
+from stratagate.errors import (
+    NamespaceExistsError,
+    ReadOnlyError,
+    StorageConflictError,
+    StorageOpenError,
+    StorageWriteError,
+)
+from stratagate.storage import files, migrations, records, schema
+from stratagate.storage.backend import SECTION_KEYS, ChangeSet, Record
+from stratagate.storage.sections import SectionError, SectionStore
+from stratagate.timeutil import now_utc8
+
+WRITE_ORDER = (
+    "blocks", "openTail", "events", "elements", "extractionJobs", "elementProjectionJobs", "usageReceipts",
+    "ingestionReceipts", "successfulModelResponses",
+)
+"""Parents before children, so references resolve; deletes run afterwards in the reverse order."""
+SPACE_FIELDS = ("currentTurn", "blockTurnSize", "blockDecayLambda")
+SNAPSHOT_SECTIONS = (
+    "openTail", "blocks", "events", "elements", "extractionJobs", "elementProjectionJobs", "usageReceipts",
+    "ingestionReceipts", "successfulModelResponses",
+)
+
+
+class SqlBackend:
+    """A StrataGate database on SQLite or PostgreSQL (see the module docstring)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        location: str,
+        read_only: bool,
+        schema_version: int,
+        notice: str | None = None,
+        path: Path | None = None,
+        sha256: str | None = None,
+        hide_pending_blocks: bool = False,
+        forensic_copy: files.ForensicCopy | None = None,
+    ):
+        self.engine = engine
+        self.location = location
+        self.read_only = read_only
+        self.schema_version = schema_version
+        """The file's version as found, before any upgrade."""
+        self.notice = notice
+        self.dialect = engine.dialect.name
+        self._path = path
+        self._sha256 = sha256
+        self._forensic_copy = forensic_copy
+        self._sections = SectionStore(self.dialect, hide_pending_blocks=hide_pending_blocks)
+
+    @property
+    def file_sha256(self) -> str | None:
+        """sha256 of the database file (None on a server). A read-only open reports the bytes it verified;
+        a writable one hashes the file as it is now (content still in its WAL is not included)."""
+        if self._sha256 is not None or self._path is None:
+            return self._sha256
+        return files.sha256_file(self._path)
+
+    # -- reads ---------------------------------------------------------------------------------------------
+
+    def list_namespaces(self) -> list[str]:
+        with self.engine.connect() as connection:
+            ms = schema.memory_spaces
+            return list(connection.scalars(select(ms.c.namespace).order_by(ms.c.namespace)))
+
+    def load_space(self, namespace: str) -> Record | None:
+        with self.engine.connect() as connection:
+            return self._space(connection, namespace)
+
+    def load_section(self, namespace: str, section: str) -> list[Record]:
+        with self.engine.connect() as connection:
+            return self._sections.read(connection, namespace, section, None)
+
+    def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
+        with self.engine.connect() as connection:
+            return self._sections.keys(connection, namespace, section, where)
+
+    def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
+        with self.engine.connect() as connection:
+            return self._sections.read(connection, namespace, section, list(keys))
+
+    def count(self, namespace: str, section: str) -> int:
+        """How many records a section holds (for summaries), without loading them."""
+        return len(self.query_keys(namespace, section))
+
+    def export_namespace(self, namespace: str) -> Record:
+        """`{"snapshot": {...v7...}, "revision": N}`, read in one transaction so it is consistent."""
+        with self.engine.connect() as connection:
+            space = self._space(connection, namespace)
+            if space is None:
+                raise SectionError(f"{self.location}: no namespace {namespace!r}")
+            snapshot: Record = {
+                "schemaVersion": schema.SCHEMA_VERSION,
+                "currentTurn": space["currentTurn"],
+                "blockTurnSize": space["blockTurnSize"],
+                "blockDecayLambda": space["blockDecayLambda"],
+            }
+            for section in SNAPSHOT_SECTIONS:
+                snapshot[section] = self._sections.read(connection, namespace, section, None)
+        return {"snapshot": snapshot, "revision": space["revision"]}
+
+    @staticmethod
+    def _space(connection: Connection, namespace: str) -> Record | None:
+        ms = schema.memory_spaces
+        row = connection.execute(select(ms).where(ms.c.namespace == namespace)).mappings().first()
+        return None if row is None else records.space_record(row)
+
+    # -- writes --------------------------------------------------------------------------------------------
+
+    def create_space(self, namespace: str, space: Record) -> int:
+        now = now_utc8()
+        row = {
+            "namespace": namespace,
+            "schema_version": schema.SCHEMA_VERSION,
+            "revision": 1,
+            "current_turn": space.get("currentTurn", 0),
+            "block_turn_size": space.get("blockTurnSize", 12),
+            "block_decay_lambda": space.get("blockDecayLambda", 0.3),
+            "created_at": space.get("createdAt", now),
+            "updated_at": space.get("updatedAt", now),
+        }
+        with self._writing(namespace) as connection:
+            existing = connection.scalar(
+                select(schema.memory_spaces.c.revision).where(schema.memory_spaces.c.namespace == namespace)
+            )
+            if existing is not None:
+                raise StorageConflictError(namespace, 0, existing)
+            connection.execute(insert(schema.memory_spaces).values(row))
+        return 1
+
+    def commit(self, namespace: str, changes: ChangeSet, expected_revision: int) -> int:
+        if isinstance(expected_revision, bool) or not isinstance(expected_revision, int) or expected_revision < 0:
+            raise SectionError(f"expected_revision must be a non-negative integer, got {expected_revision!r}")
+        unknown = set(changes.space) - set(SPACE_FIELDS)
+        unknown |= (set(changes.upserts) | set(changes.deletes)) - set(SECTION_KEYS)
+        if unknown:
+            raise SectionError(f"commit to {namespace!r}: unknown fields or sections {sorted(unknown)}")
+        ms = schema.memory_spaces
+        values: dict[str, Any] = records.space_values(changes.space)
+        values.update(revision=ms.c.revision + 1, updated_at=now_utc8())
+        with self._writing(namespace) as connection:
+            bumped = connection.execute(
+                update(ms).where(ms.c.namespace == namespace, ms.c.revision == expected_revision).values(values)
+            )
+            if bumped.rowcount != 1:
+                actual = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace))
+                raise StorageConflictError(namespace, expected_revision, actual)
+            for section in WRITE_ORDER:
+                if changes.upserts.get(section):
+                    self._sections.write(connection, namespace, section, changes.upserts[section])
+            for section in reversed(WRITE_ORDER):
+                if changes.deletes.get(section):
+                    self._sections.delete(connection, namespace, section, changes.deletes[section])
+            if changes.journal:
+                from stratagate.journal import append_entries
+
+                append_entries(connection, namespace, changes.journal)
+        return expected_revision + 1
+
+    def import_namespace(self, namespace: str, snapshot: Record, revision: int = 1, *, replace: bool = False) -> None:
+        """Write a whole (validated, v7) snapshot as `namespace` in one transaction.
+
+        Refuses an existing namespace unless `replace`, in which case the old rows go in the same transaction."""
+        with self._writing(namespace) as connection:
+            ms = schema.memory_spaces
+            exists = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace)) is not None
+            if exists and not replace:
+                raise NamespaceExistsError(
+                    f"{self.location}: namespace {namespace!r} already exists (replace it explicitly)"
+                )
+            if exists:
+                for table in reversed(schema.metadata.sorted_tables):
+                    connection.execute(delete(table).where(table.c.namespace == namespace))
+            now = now_utc8()
+            space = {key: snapshot[key] for key in SPACE_FIELDS}
+            connection.execute(
+                insert(ms).values(
+                    namespace=namespace,
+                    schema_version=schema.SCHEMA_VERSION,
+                    revision=revision,
+                    created_at=now,
+                    updated_at=now,
+                    **records.space_values(space),
+                )
+            )
+            for section in WRITE_ORDER:
+                if snapshot[section]:
+                    self._sections.write(connection, namespace, section, snapshot[section])
+
+    @contextmanager
+    def _writing(self, namespace: str) -> Iterator[Connection]:
+        """One write transaction (BEGIN IMMEDIATE on SQLite); database refusals become StorageWriteError."""
+        if self.read_only:
+            reason = self.notice or "opened read-only"
+            raise ReadOnlyError(f"{self.location}: cannot write to {namespace!r}: {reason}")
+        try:
+            with self.engine.connect() as connection:
+                connection.execution_options(sqlite_immediate=True)
+                with connection.begin():
+                    yield connection
+        except (IntegrityError, OperationalError) as error:
+            detail = str(error.orig).splitlines()[0] if error.orig else str(error)
+            raise StorageWriteError(
+                f"{self.location}: write to {namespace!r} rejected, nothing was written: {detail}"
+            ) from error
+
+    def close(self) -> None:
+        self.engine.dispose()
+        if self._forensic_copy is not None:
+            self._forensic_copy.cleanup()
+            self._forensic_copy = None
+
+    def __enter__(self) -> SqlBackend:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+# -- opening ---------------------------------------------------------------------------------------------
+
+
+def open_backend(
+    database: str | os.PathLike[str], *, read_only: bool = False, timeout: float = 5.0, create: bool = True
+) -> SqlBackend:
+    """Open a StrataGate database: a file path, or a SQLAlchemy URL (`sqlite:///…`, `postgresql://…`).
+
+    `create` lets a writable open make a new, empty v7 database where none exists; a read-only open never
+    creates anything."""
+    text = os.fspath(database)
+    if "://" not in text:
+        return _open_sqlite_file(Path(text), read_only=read_only, timeout=timeout, create=create)
+    try:
+        url = make_url(text)
+    except ArgumentError as error:
+        raise StorageOpenError(text, f"is not a valid database URL ({error})") from error
+    if url.get_backend_name() == "sqlite":
+        if not url.database or url.database == ":memory:":
+            raise StorageOpenError(text, "an SQLite URL must name a file")
+        return _open_sqlite_file(Path(url.database), read_only=read_only, timeout=timeout, create=create)
+    if url.get_backend_name() == "postgresql":
+        return _open_postgresql(url, read_only=read_only, timeout=timeout, create=create)
+    raise StorageOpenError(url.render_as_string(hide_password=True), "only SQLite and PostgreSQL are supported")
+
+
+def _sqlite_engine(path: Path, timeout: float) -> Engine:
+    engine = create_engine(URL.create("sqlite", database=str(path)), connect_args={"timeout": timeout})
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        # Transactions are begun explicitly below, so the driver must not open its own.
+        dbapi_connection.isolation_level = None
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
+        dbapi_connection.execute(f"PRAGMA busy_timeout = {max(0, int(timeout * 1000))}")
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        immediate = connection.get_execution_options().get("sqlite_immediate", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bool) -> SqlBackend:
+    location = str(path)
+    if not path.exists() and not path.is_symlink() and not read_only and create:
+        if not path.parent.is_dir():
+            raise StorageOpenError(location, f"its folder {path.parent} does not exist")
+        return _prepare_sqlite(path, location, version=0, read_only=False, timeout=timeout, new_file=True)
+    header = files.read_header(path)
+    version = header.user_version
+    if version > schema.NEWEST_READABLE_VERSION or version < 0:
+        raise StorageOpenError(
+            location,
+            f"schema {version} is newer than this StrataGate can read "
+            f"({schema.SCHEMA_VERSION}, or up to {schema.NEWEST_READABLE_VERSION} read-only)",
+        )
+    if version > schema.SCHEMA_VERSION:
+        read_only = True
+    if not read_only:
+        return _prepare_sqlite(path, location, version=version, read_only=False, timeout=timeout)
+    copy = files.forensic_copy(path)
+    try:
+        backend = _prepare_sqlite(
+            copy.database, location, version=version, read_only=True, timeout=timeout, forensic_copy=copy
+        )
+        if files.sha256_file(path) != copy.sha256:
+            backend.close()
+            raise StorageOpenError(location, "changed while it was being read (is another program writing it?)")
+    except BaseException:
+        copy.cleanup()
+        raise
+    return backend
+
+
+def _prepare_sqlite(
+    path: Path,
+    location: str,
+    *,
+    version: int,
+    read_only: bool,
+    timeout: float,
+    new_file: bool = False,
+    forensic_copy: files.ForensicCopy | None = None,
+) -> SqlBackend:
+    """Check what the file holds, create or upgrade its schema as allowed, and wrap it in a SqlBackend."""
+    engine = _sqlite_engine(path, timeout)
+    try:
+        notice, hide_pending = _check_and_upgrade(engine, path, location, version, read_only, forensic_copy)
+    except DBAPIError as error:
+        engine.dispose()
+        if new_file:
+            path.unlink(missing_ok=True)
+        detail = str(error.orig).splitlines()[0] if error.orig else str(error)
+        raise StorageOpenError(location, f"is not a readable StrataGate database ({detail})") from error
+    except BaseException:
+        engine.dispose()
+        raise
+    return SqlBackend(
+        engine,
+        location=location,
+        read_only=read_only,
+        schema_version=version or schema.SCHEMA_VERSION,
+        notice=notice,
+        path=None if forensic_copy else path,
+        sha256=forensic_copy.sha256 if forensic_copy else None,
+        hide_pending_blocks=hide_pending,
+        forensic_copy=forensic_copy,
+    )
+
+
+def _check_and_upgrade(
+    engine: Engine,
+    path: Path,
+    location: str,
+    version: int,
+    read_only: bool,
+    forensic_copy: files.ForensicCopy | None,
+) -> tuple[str | None, bool]:
+    """Returns the notice to show and whether v9+ pending blocks must be hidden."""
+    with engine.connect() as connection:
+        tables = migrations.table_names(connection)
+    strata_tables = set(tables) - {name for name in tables if name.startswith("journal")}
+    if version == 0:
+        if strata_tables:
+            raise StorageOpenError(
+                location, f"is an SQLite database but not a StrataGate one (tables: {', '.join(tables[:5])})"
+            )
+        if read_only:
+            raise StorageOpenError(location, "is an empty SQLite database, not a StrataGate one")
+        _set_wal(engine)
+        with _immediate(engine) as connection:
+            migrations.create_schema(connection)
+        return None, False
+    if "memory_spaces" not in tables:
+        raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
+    notice = None
+    if version < schema.SCHEMA_VERSION:
+        if forensic_copy is None:
+            backup = path.with_name(f"{path.name}.bak-v{version}")
+            files.backup_database(path, backup)
+            notice = f"upgraded from schema {version} to {schema.SCHEMA_VERSION} (backup: {backup})"
+        else:
+            notice = f"schema {version}: read through an upgraded private copy; the file is unchanged"
+        with _immediate(engine) as connection:
+            migrations.upgrade(connection, version)
+    elif version > schema.SCHEMA_VERSION:
+        notice = f"schema {version} is newer than {schema.SCHEMA_VERSION}: opened read-only"
+    if not read_only:
+        _set_wal(engine)
+    with engine.connect() as connection:
+        # The explicit v7 column lists must all be there, whatever else a newer file holds.
+        for table in schema.metadata.sorted_tables:
+            connection.execute(select(table).limit(1)).all()
+        hide_pending = "processing_status" in migrations.columns(connection, "blocks")
+        if hide_pending:
+            pending = connection.exec_driver_sql(
+                "SELECT COUNT(*) FROM blocks WHERE processing_status <> 'ready'"
+            ).scalar_one()
+            if pending:
+                notice = f"{notice}; {pending} pending block(s) not shown"
+    return notice, hide_pending
+
+
+def _set_wal(engine: Engine) -> None:
+    raw = engine.raw_connection()
+    try:
+        raw.driver_connection.execute("PRAGMA journal_mode = WAL")
+    finally:
+        raw.close()
+
+
+@contextmanager
+def _immediate(engine: Engine) -> Iterator[Connection]:
+    with engine.connect() as connection:
+        connection.execution_options(sqlite_immediate=True)
+        with connection.begin():
+            yield connection
+
+
+def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool) -> SqlBackend:
+    if url.drivername == "postgresql":
+        url = url.set(drivername="postgresql+psycopg")
+    location = url.render_as_string(hide_password=True)
+    options = f"-c lock_timeout={max(1, int(timeout * 1000))}"
+    if read_only:
+        options += " -c default_transaction_read_only=on"
+    engine = create_engine(url, connect_args={"connect_timeout": max(1, int(timeout)), "options": options})
+    try:
+        with engine.connect() as connection:
+            tables = inspect(connection).get_table_names()
+            meta = schema.stratagate_metadata
+            version = (
+                int(connection.scalar(select(meta.c.value).where(meta.c.key == "schema_version")))
+                if meta.name in tables
+                else None
+            )
+        notice = _check_postgresql(engine, location, tables, version, read_only, create)
+    except DBAPIError as error:
+        engine.dispose()
+        detail = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
+        raise StorageOpenError(location, f"cannot be opened ({detail})") from error
+    except BaseException:
+        engine.dispose()
+        raise
+    if version is not None and version > schema.SCHEMA_VERSION:
+        read_only = True
+    return SqlBackend(
+        engine,
+        location=location,
+        read_only=read_only,
+        schema_version=version or schema.SCHEMA_VERSION,
+        notice=notice,
+    )
+
+
+def _check_postgresql(
+    engine: Engine, location: str, tables: list[str], version: int | None, read_only: bool, create: bool
+) -> str | None:
+    if version is None:
+        if "memory_spaces" in tables:
+            raise StorageOpenError(location, "has a memory_spaces table but no stratagate_metadata version row")
+        if read_only or not create:
+            raise StorageOpenError(location, "holds no StrataGate schema")
+        with engine.begin() as connection:
+            schema.metadata.create_all(connection)
+            schema.postgres_metadata.create_all(connection)
+            connection.execute(
+                insert(schema.stratagate_metadata).values(key="schema_version", value=str(schema.SCHEMA_VERSION))
+            )
+        return None
+    if version > schema.NEWEST_READABLE_VERSION or version < schema.SCHEMA_VERSION:
+        raise StorageOpenError(location, f"has schema {version}; this StrataGate reads {schema.SCHEMA_VERSION}")
+    if version > schema.SCHEMA_VERSION:
+        return f"schema {version} is newer than {schema.SCHEMA_VERSION}: opened read-only"
+    return None
