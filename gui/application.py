@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFontDatabase, QIcon
 from PySide6.QtWidgets import QApplication
 
 from stratagate import __version__
+from stratagate_gui.theme import THEMES, apply_theme
+
+if TYPE_CHECKING:
+    from stratagate_gui.main_window import MainWindow
 
 
 def load_bundled_fonts() -> None:
@@ -38,16 +46,94 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def run(arguments: argparse.Namespace) -> int:
-    from stratagate_gui.main_window import MainWindow
+def demo_database_path() -> Path:
+    """Where the bundled demo memory is built on first use (the XDG cache directory)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "stratagate-inspector" / "demo.sqlite"
 
+
+def ensure_demo_database() -> Path:
+    from stratagate.demo import build_demo_database
+
+    path = demo_database_path()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build_demo_database(path)
+    return path
+
+
+def build_main_window(settings: QSettings | None = None) -> MainWindow:
+    """The main window with the four core views mounted and their jump links wired together."""
+    from stratagate_gui.main_window import MainWindow
+    from stratagate_gui.views.decay import DecayView
+    from stratagate_gui.views.elements import ElementsView
+    from stratagate_gui.views.events import EventsView
+    from stratagate_gui.views.timeline import TimelineView
+
+    settings = settings or QSettings()
+    theme = str(settings.value("theme", "light"))
+    theme = theme if theme in THEMES else "light"
+    apply_theme(QApplication.instance(), theme)
+    window = MainWindow(settings, theme)
+    window.timeline = TimelineView(window)
+    window.events = EventsView(window)
+    window.elements = ElementsView(window)
+    window.decay = DecayView(window)
+    window.add_view("Timeline", window.timeline)
+    window.add_view("Events", window.events)
+    window.add_view("Elements", window.elements)
+    window.add_view("Decay", window.decay)
+
+    def jump(kind: str, identifier: str) -> None:
+        if kind == "event":
+            window.show_view(window.events)
+            window.events.select_event(identifier)
+        elif kind == "block":
+            window.show_view(window.timeline)
+            window.timeline.select_block(identifier)
+        elif kind == "message":
+            window.show_view(window.timeline)
+            window.timeline.show_message(identifier)
+        elif kind == "element":
+            window.show_view(window.elements)
+            window.elements.select_element(identifier)
+
+    window.jump_to = jump
+    for view in (window.events, window.elements):
+        view.jump_requested.connect(jump)
+    window.events.selection_changed.connect(lambda ids: window.decay.show_items("event", ids))
+    window.elements.element_selected.connect(lambda element: window.decay.show_items("element", [element]))
+    window.timeline.block_selected.connect(lambda block: window.decay.show_items("block", [block]))
+    return window
+
+
+def run(arguments: argparse.Namespace) -> int:
     app = create_application()
-    window = MainWindow()
+    window = build_main_window()
     window.resize(1280, 800)
     window.show()
+    location = arguments.database
+    if arguments.demo or arguments.self_test:
+        location = str(ensure_demo_database())
+    if location:
+        window.open_location(location, arguments.namespace, read_only=arguments.read_only)
     if arguments.self_test:
-        app.processEvents()
-        saved = window.grab().save(str(arguments.self_test))
-        window.close()
-        return 0 if saved else 1
+        return self_test(window, arguments.self_test)
     return app.exec()
+
+
+def self_test(window: MainWindow, output: Path) -> int:
+    """Open the demo, show every view once (so each loads and draws), and save the window to `output`."""
+    window.wait_idle()
+    if window.memory is None:
+        window.close()
+        return 1
+    window.events.table.selectRow(0)
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        window.wait_idle()
+    window.tabs.setCurrentIndex(0)
+    window.wait_idle()
+    saved = window.grab().save(str(output))
+    window.close()
+    return 0 if saved else 1

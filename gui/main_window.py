@@ -1,12 +1,328 @@
-"""The main window: menus, docks and the central views."""
+"""The main window: opening memories, namespace and thread pickers, the open-mode badge, and the views.
+
+Other parts of the app plug in here: `add_view(title, widget)` adds a tab, `undo_stack` backs Edit ▸ Undo/Redo,
+`memory_changed` fires whenever a memory is opened, reloaded or closed, `memory` is the open `StrataGate`
+(or None), and `worker` is the one serialized database thread every database call must go through.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QMainWindow
+import time
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QDragEnterEvent, QDropEvent, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressDialog,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
+from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory
+from stratagate_gui.theme import THEMES, apply_theme
+from stratagate_gui.widgets.badges import OpenModeBadge
+from stratagate_gui.workers import DatabaseWorker
+
+MAX_RECENT = 10
+ALL_THREADS = "All threads"
 
 
 class MainWindow(QMainWindow):
-    def __init__(self) -> None:
+    memory_changed = Signal(object)
+    """The open StrataGate after an open, reload or namespace switch; None after closing."""
+    thread_changed = Signal(object)
+    """The thread picked in the toolbar: a thread id, or None for every thread."""
+    theme_changed = Signal(str)
+    open_failed = Signal(str, str)
+    """(location, reason) of an open that failed; the window keeps what it had open before."""
+
+    def __init__(self, settings: QSettings | None = None, theme: str = "light") -> None:
         super().__init__()
         self.setWindowTitle("StrataGate Inspector")
-        self.setCentralWidget(QLabel("StrataGate Inspector"))
+        self.setAcceptDrops(True)
+        self.settings = settings or QSettings()
+        self.worker = DatabaseWorker(self)
+        self.undo_stack = QUndoStack(self)
+        self.memory: Any = None
+        self.opened: OpenedMemory | None = None
+        self.thread_id: str | None = None
+        self.theme = theme
+        self._progress: QProgressDialog | None = None
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.setCentralWidget(self.tabs)
+        self._build_toolbar()
+        self._build_status_bar()
+        self._build_menus()
+        self.worker.failed.connect(self._show_task_error)
+        self.worker.busy_changed.connect(self._busy_label.setVisible)
+
+    # Extension point -------------------------------------------------------------------------------------
+
+    def add_view(self, title: str, widget: QWidget) -> int:
+        """Add a view as a tab; it should follow `memory_changed` (and `thread_changed`) itself."""
+        return self.tabs.addTab(widget, title)
+
+    def show_view(self, widget: QWidget) -> None:
+        self.tabs.setCurrentWidget(widget)
+
+    # Opening ---------------------------------------------------------------------------------------------
+
+    def open_location(self, location: str, namespace: str | None = None, read_only: bool = False) -> None:
+        """Open a file path or database URL on the worker, with a progress dialog for slow opens."""
+        self._start_progress(f"Opening {location}…")
+        self.worker.run(
+            lambda: open_memory(location, namespace, read_only),
+            on_done=self._on_opened,
+            on_error=lambda error: self._on_open_failed(location, error),
+            description=f"open {location}",
+        )
+
+    def reload(self) -> None:
+        if self.opened is not None:
+            self.open_location(self.opened.location, self.opened.namespace, self.opened.read_only)
+
+    def close_memory(self) -> None:
+        previous, self.opened, self.memory = self.opened, None, None
+        if previous is not None:
+            self.worker.run(previous.close, description="close memory")
+        self._show_memory_state()
+        self.memory_changed.emit(None)
+
+    def _on_opened(self, opened: OpenedMemory) -> None:
+        self._stop_progress()
+        previous = self.opened
+        self.opened, self.memory, self.thread_id = opened, opened.memory, None
+        if previous is not None and previous.memory is not opened.memory:
+            self.worker.run(previous.close, description="close previous memory")
+        self.undo_stack.clear()
+        self._remember_recent(opened.location)
+        self._fill_pickers(opened)
+        self._show_memory_state()
+        self.memory_changed.emit(opened.memory)
+
+    def _on_open_failed(self, location: str, error: BaseException) -> None:
+        self._stop_progress()
+        reason = describe_open_error(error)
+        self.open_failed.emit(location, reason)
+        QMessageBox.warning(self, "Cannot open memory", f"Cannot open {location}\n\n{reason}")
+
+    def refresh_status(self) -> None:
+        """Re-read revision and current turn (after a write made by this window or a plug-in view)."""
+        self._show_memory_state()
+
+    # Toolbar, status bar, menus --------------------------------------------------------------------------
+
+    def _build_toolbar(self) -> None:
+        toolbar = QToolBar("Memory", self)
+        toolbar.setObjectName("memoryToolbar")
+        toolbar.setMovable(False)
+        self.addToolBar(toolbar)
+        toolbar.addWidget(QLabel(" Namespace "))
+        self.namespace_picker = QComboBox(toolbar)
+        self.namespace_picker.setMinimumContentsLength(18)
+        self.namespace_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.namespace_picker.activated.connect(self._on_namespace_picked)
+        toolbar.addWidget(self.namespace_picker)
+        toolbar.addWidget(QLabel("  Thread "))
+        self.thread_picker = QComboBox(toolbar)
+        self.thread_picker.setMinimumContentsLength(14)
+        self.thread_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.thread_picker.activated.connect(self._on_thread_picked)
+        toolbar.addWidget(self.thread_picker)
+        spacer = QWidget(toolbar)
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy())
+        toolbar.addWidget(spacer)
+        self.badge = OpenModeBadge(toolbar)
+        toolbar.addWidget(self.badge)
+
+    def _build_status_bar(self) -> None:
+        status = self.statusBar()
+        self._location_label = QLabel()
+        self._revision_label = QLabel()
+        self._turn_label = QLabel()
+        self._busy_label = QLabel("working…")
+        self._busy_label.setVisible(False)
+        status.addWidget(self._location_label, 1)
+        for label in (self._busy_label, self._revision_label, self._turn_label):
+            status.addPermanentWidget(label)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self._add_action(file_menu, "&Open…", self._choose_file, QKeySequence.StandardKey.Open)
+        self._add_action(file_menu, "Open &read-only…", lambda: self._choose_file(read_only=True))
+        self._add_action(file_menu, "Open database &URL…", self._choose_url)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self._fill_recent_menu()
+        self._add_action(file_menu, "Re&load", self.reload, QKeySequence.StandardKey.Refresh)
+        self._add_action(file_menu, "&Close memory", self.close_memory)
+        file_menu.addSeparator()
+        self._add_action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        self.edit_menu = edit_menu
+
+        view_menu = self.menuBar().addMenu("&View")
+        themes = QActionGroup(self)
+        for theme in THEMES:
+            action = QAction(f"{theme.title()} theme", self, checkable=True, checked=theme == self.theme)
+            action.triggered.connect(lambda _checked=False, name=theme: self.set_theme(name))
+            themes.addAction(action)
+            view_menu.addAction(action)
+        self.view_menu = view_menu
+
+    def _add_action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
+    def set_theme(self, theme: str) -> None:
+        apply_theme(QApplication.instance(), theme)
+        self.theme = theme
+        self.settings.setValue("theme", theme)
+        self.theme_changed.emit(theme)
+
+    # Pickers and state -----------------------------------------------------------------------------------
+
+    def _fill_pickers(self, opened: OpenedMemory) -> None:
+        self.namespace_picker.clear()
+        self.namespace_picker.addItems(opened.namespaces)
+        self.namespace_picker.setCurrentText(opened.namespace)
+        self.thread_picker.clear()
+        self.thread_picker.addItem(ALL_THREADS, None)
+        for thread in opened.threads:
+            self.thread_picker.addItem(thread or "(no thread)", thread)
+
+    def _on_namespace_picked(self, index: int) -> None:
+        namespace = self.namespace_picker.itemText(index)
+        if self.opened is not None and namespace != self.opened.namespace:
+            self.open_location(self.opened.location, namespace, self.opened.read_only)
+
+    def _on_thread_picked(self, index: int) -> None:
+        self.thread_id = self.thread_picker.itemData(index)
+        self.thread_changed.emit(self.thread_id)
+
+    def refresh_threads(self) -> None:
+        if self.memory is None:
+            return
+        memory = self.memory
+        self.worker.run(lambda: list_threads(memory), on_done=self._set_threads, description="list threads")
+
+    def _set_threads(self, threads: list[str | None]) -> None:
+        if self.opened is not None:
+            self.opened.threads = threads
+            self._fill_pickers(self.opened)
+
+    def _show_memory_state(self) -> None:
+        opened = self.opened
+        if opened is None:
+            self.setWindowTitle("StrataGate Inspector")
+            self.badge.show_closed()
+            for label in (self._location_label, self._revision_label, self._turn_label):
+                label.clear()
+            self.namespace_picker.clear()
+            self.thread_picker.clear()
+            return
+        memory = opened.memory
+        self.setWindowTitle(f"{opened.namespace} — {opened.location} — StrataGate Inspector")
+        self.badge.show_memory(memory.read_only, opened.file_sha256, opened.notice)
+        self._location_label.setText(opened.location + (f"   ⚠ {opened.notice}" if opened.notice else ""))
+        self._revision_label.setText(f"revision {memory.revision}")
+        self._turn_label.setText(f"turn {memory.current_turn}")
+
+    # File dialogs, recent files, drag and drop ------------------------------------------------------------
+
+    def _choose_file(self, read_only: bool = False) -> None:
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "Open memory", "", "StrataGate memory (*.sqlite *.sqlite3 *.db);;All files (*)"
+        )
+        if path:
+            self.open_location(path, read_only=read_only)
+
+    def _choose_url(self) -> None:
+        url, accepted = QInputDialog.getText(
+            self, "Open database URL", "SQLAlchemy URL (e.g. postgresql+psycopg://user@host/db):"
+        )
+        if accepted and url.strip():
+            self.open_location(url.strip())
+
+    def recent_locations(self) -> list[str]:
+        value = self.settings.value("recentLocations", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _remember_recent(self, location: str) -> None:
+        recent = [location] + [item for item in self.recent_locations() if item != location]
+        self.settings.setValue("recentLocations", recent[:MAX_RECENT])
+        self._fill_recent_menu()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_locations()
+        for location in recent:
+            action = self.recent_menu.addAction(location)
+            action.triggered.connect(lambda _checked=False, where=location: self.open_location(where))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.open_location(files[0])
+
+    # Progress and errors ---------------------------------------------------------------------------------
+
+    def _start_progress(self, text: str) -> None:
+        self._stop_progress()
+        progress = QProgressDialog(text, "", 0, 0, self)
+        progress.setWindowTitle("StrataGate Inspector")
+        progress.setCancelButton(None)
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(400)  # quick opens never flash a dialog
+        self._progress = progress
+
+    def _stop_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.reset()
+            self._progress.deleteLater()
+            self._progress = None
+
+    def _show_task_error(self, what: str, error: BaseException) -> None:
+        QMessageBox.warning(self, "StrataGate Inspector", f"Could not {what}.\n\n{describe_open_error(error)}")
+
+    def closeEvent(self, event) -> None:
+        if self.opened is not None:
+            self.worker.run(self.opened.close, description="close memory")
+        self.worker.shutdown()
+        super().closeEvent(event)
+
+    def wait_idle(self, timeout_ms: int = 30_000) -> bool:
+        """Process events until every queued database task has delivered (scripted runs and self-test)."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        app = QApplication.instance()
+        while self.worker.pending and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.005)
+        app.processEvents()
+        return self.worker.pending == 0

@@ -1,0 +1,57 @@
+"""Opening a memory for the app: runs on the database worker and gathers what the window shows first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stratagate.errors import StrataGateError
+
+
+@dataclass
+class OpenedMemory:
+    """An open namespace plus what the toolbar needs, gathered on the worker so the UI never queries."""
+
+    memory: Any
+    location: str
+    namespace: str
+    read_only: bool
+    namespaces: list[str] = field(default_factory=list)
+    threads: list[str | None] = field(default_factory=list)
+    file_sha256: str | None = None
+    notice: str | None = None
+
+    def close(self) -> None:
+        self.memory.close()
+
+
+def open_memory(location: str, namespace: str | None, read_only: bool) -> OpenedMemory:
+    import stratagate
+
+    memory = stratagate.open(location, namespace, read_only=read_only)
+    try:
+        backend = memory.backend
+        return OpenedMemory(
+            memory=memory,
+            location=getattr(backend, "location", location),
+            namespace=memory.namespace,
+            read_only=memory.read_only,
+            namespaces=backend.list_namespaces(),
+            threads=list_threads(memory),
+            file_sha256=getattr(backend, "file_sha256", None),
+            notice=getattr(backend, "notice", None),
+        )
+    except BaseException:
+        memory.close()
+        raise
+
+
+def list_threads(memory: Any) -> list[str | None]:
+    return list(memory.thread_ids())
+
+
+def describe_open_error(error: BaseException) -> str:
+    """The reason to show in a dialog: our own errors already name the file and the fault."""
+    if isinstance(error, StrataGateError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

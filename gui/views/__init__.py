@@ -1,0 +1,1 @@
+"""The main views: block timeline, event cards, element histories, decay curves."""

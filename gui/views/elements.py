@@ -1,0 +1,288 @@
+"""Element histories: every fact version with its validity interval, and the element as of a chosen time."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QDateTime, Qt, QTimeZone, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDateTimeEdit,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate.model import Element, ElementFact
+from stratagate.timeutil import parse_js_date
+from stratagate_gui.views.cards import element_summary_markdown, link
+from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+
+if TYPE_CHECKING:
+    from stratagate_gui.main_window import MainWindow
+
+FACT_COLUMNS = ("Key", "Mode", "Value", "Status", "Valid from", "Valid to", "Sources")
+FACT_COLOURS = {"active": "#16a34a", "superseded": "#9ca3af", "disputed": "#f59e0b"}
+DAY_MS = 86_400_000
+
+
+def iso_utc(milliseconds: int) -> str:
+    moment = datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def fact_boundaries(element: Element) -> list[int]:
+    """Every instant (epoch ms) where one of the element's facts starts or stops being valid."""
+    instants = set()
+    for fact in element.facts:
+        for value in (fact.valid_from, fact.valid_to):
+            parsed = parse_js_date(value) if value else None
+            if parsed is not None:
+                instants.add(parsed)
+    return sorted(instants)
+
+
+@dataclass
+class AsOfState:
+    """An element as of `at` (from `expand_element`) and the version before the change that made it."""
+
+    at_ms: int
+    view: Element
+    previous: Element | None
+    previous_at_ms: int | None
+
+
+def load_as_of(memory: Any, element_id: str, at_ms: int, boundaries: list[int]) -> AsOfState:
+    """Runs on the database worker."""
+    view = memory.expand_element(element_id, iso_utc(at_ms))
+    changes = [instant for instant in boundaries if instant <= at_ms]
+    if not changes:
+        return AsOfState(at_ms, view, None, None)
+    before = changes[-1] - 1
+    return AsOfState(at_ms, view, memory.expand_element(element_id, iso_utc(before)), before)
+
+
+def state_diff_markdown(state: AsOfState) -> str:
+    lines = [f"### State as of {iso_utc(state.at_ms)}", ""]
+    current = state.view.current_state.splitlines()
+    lines += [f"    {line}" for line in current] or ["*(no fact valid at this time)*"]
+    lines += ["", "### Change from the previous version", ""]
+    if state.previous is None:
+        lines.append("*(no earlier version: this is the first state)*")
+        return "\n".join(lines)
+    lines.append(f"Previous version: as of {iso_utc(state.previous_at_ms or 0)}")
+    lines.append("")
+    diff = [
+        line for line in difflib.ndiff(state.previous.current_state.splitlines(), current)
+        if line.startswith(("+ ", "- "))
+    ]
+    lines += [f"    {line}" for line in diff] or ["*(no change)*"]
+    return "\n".join(lines)
+
+
+class ValidityPlot(pg.PlotWidget):
+    """One lane per fact key; each fact is a bar from valid-from to valid-to (open ends run to the edge)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")})
+        self.setMinimumHeight(160)
+        self.setMouseEnabled(y=False)
+        self.hideButtons()
+        self.intervals: list[tuple[str, str, float, float]] = []
+        """(fact id, key, start s, end s) as drawn."""
+        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ef4444", width=2))
+
+    def show_facts(self, facts: list[ElementFact], edges_ms: tuple[int, int]) -> None:
+        self.clear()
+        self.intervals = []
+        keys: dict[str, int] = {}
+        low, high = edges_ms[0] / 1000, edges_ms[1] / 1000
+        for fact in facts:
+            lane = keys.setdefault(fact.key, len(keys))
+            start = parse_js_date(fact.valid_from) if fact.valid_from else None
+            end = parse_js_date(fact.valid_to) if fact.valid_to else None
+            x0 = low if start is None else start / 1000
+            x1 = high if end is None else end / 1000
+            self.intervals.append((fact.id, fact.key, x0, x1))
+            colour = QColor(FACT_COLOURS.get(fact.status, "#3b82f6"))
+            self.addItem(pg.BarGraphItem(x0=[x0], x1=[max(x1, x0 + 60)], y=[lane], height=0.5, brush=colour,
+                                         pen=pg.mkPen("#00000060")))
+            label = pg.TextItem(fact.value_text[:40], color="#111827", anchor=(0, 0.5))
+            label.setPos(x0, lane)
+            self.addItem(label)
+        self.getAxis("left").setTicks([[(lane, key) for key, lane in keys.items()]])
+        self.getAxis("left").setWidth(110)
+        self.addItem(self.cursor)
+        self.setXRange(low, high, padding=0.02)
+        self.setYRange(-0.6, max(1, len(keys)) - 0.4, padding=0)
+
+    def move_cursor(self, at_ms: int) -> None:
+        self.cursor.setValue(at_ms / 1000)
+
+
+class ElementsView(QWidget):
+    jump_requested = Signal(str, str)
+    element_selected = Signal(str)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.memory: Any = None
+        self.elements: list[Element] = []
+        self.element: Element | None = None
+        self.boundaries: list[int] = []
+        self.edges_ms = (0, DAY_MS)
+        self.as_of: AsOfState | None = None
+
+        self.element_list = QListWidget()
+        self.element_list.currentItemChanged.connect(self._on_element_picked)
+        self.summary = MarkdownBrowser()
+        self.summary.setMaximumHeight(110)
+        self.summary.internal_link_activated.connect(self.jump_requested)
+        self.facts = QTableWidget(0, len(FACT_COLUMNS))
+        self.facts.setHorizontalHeaderLabels(FACT_COLUMNS)
+        self.facts.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.facts.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.facts.verticalHeader().setVisible(False)
+        self.facts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.facts.horizontalHeader().setStretchLastSection(True)
+        self.validity = ValidityPlot()
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, 1000)
+        self.slider.valueChanged.connect(self._on_slider)
+        self.date_field = QDateTimeEdit()
+        self.date_field.setTimeZone(QTimeZone.utc())
+        self.date_field.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
+        self.date_field.setCalendarPopup(True)
+        self.date_field.editingFinished.connect(lambda: self.show_as_of(self.date_field.dateTime().toMSecsSinceEpoch()))
+        self.latest_button = QPushButton("Latest")
+        self.latest_button.clicked.connect(lambda: self.show_as_of(self.edges_ms[1]))
+        self.state_view = MarkdownBrowser()
+        self.state_view.internal_link_activated.connect(self.jump_requested)
+
+        as_of_bar = QHBoxLayout()
+        as_of_bar.addWidget(QLabel("As of"))
+        as_of_bar.addWidget(self.slider, 1)
+        as_of_bar.addWidget(self.date_field)
+        as_of_bar.addWidget(self.latest_button)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.summary)
+        right_layout.addWidget(self.facts, 2)
+        right_layout.addWidget(self.validity, 2)
+        right_layout.addLayout(as_of_bar)
+        right_layout.addWidget(self.state_view, 2)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.element_list)
+        splitter.addWidget(right)
+        splitter.setSizes([240, 960])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        window.memory_changed.connect(self.set_memory)
+
+    def set_memory(self, memory: Any) -> None:
+        self.memory = memory
+        self.element = None
+        self.element_list.clear()
+        self.facts.setRowCount(0)
+        self.summary.clear()
+        self.state_view.clear()
+        self.validity.clear()
+        if memory is not None:
+            self.window_.worker.run(lambda: list(memory.list_elements()), on_done=self._show_elements,
+                                    description="list elements")
+
+    def _show_elements(self, elements: list[Element]) -> None:
+        self.elements = elements
+        self.element_list.clear()
+        for element in elements:
+            item = QListWidgetItem(f"{element.name}  ·  {element.type}\n{element.id} · {len(element.facts)} facts")
+            item.setData(Qt.ItemDataRole.UserRole, element.id)
+            self.element_list.addItem(item)
+        if elements:
+            self.element_list.setCurrentRow(0)
+
+    def select_element(self, element_id: str) -> None:
+        for row in range(self.element_list.count()):
+            if self.element_list.item(row).data(Qt.ItemDataRole.UserRole) == element_id:
+                self.element_list.setCurrentRow(row)
+
+    def _on_element_picked(self, item: QListWidgetItem | None) -> None:
+        if item is None:
+            return
+        element = next(e for e in self.elements if e.id == item.data(Qt.ItemDataRole.UserRole))
+        self.element = element
+        self.boundaries = fact_boundaries(element)
+        if self.boundaries:
+            self.edges_ms = (self.boundaries[0] - DAY_MS, self.boundaries[-1] + DAY_MS)
+        else:
+            self.edges_ms = (0, DAY_MS)
+        self.summary.set_markdown_text(element_summary_markdown(element))
+        self._fill_facts(element)
+        self.validity.show_facts(element.facts, self.edges_ms)
+        self.element_selected.emit(element.id)
+        self.show_as_of(self.edges_ms[1])
+
+    def _fill_facts(self, element: Element) -> None:
+        self.facts.setRowCount(len(element.facts))
+        for row, fact in enumerate(element.facts):
+            values = (fact.key, fact.mode, fact.value_text, fact.status, fact.valid_from or "−∞",
+                      fact.valid_to or "+∞", ", ".join(fact.source_event_ids))
+            for column, value in enumerate(values):
+                cell = QTableWidgetItem(value)
+                if column == 3:
+                    cell.setForeground(QColor(FACT_COLOURS.get(fact.status, "#3b82f6")))
+                self.facts.setItem(row, column, cell)
+
+    def show_as_of(self, at_ms: int) -> None:
+        """Ask the engine for the element as of `at_ms` (epoch ms) and show it with its last change."""
+        element, memory = self.element, self.memory
+        if element is None or memory is None:
+            return
+        low, high = self.edges_ms
+        at_ms = max(low, min(high, at_ms))
+        self._sync_controls(at_ms)
+        self.validity.move_cursor(at_ms)
+        boundaries = self.boundaries
+        self.window_.worker.run(
+            lambda: load_as_of(memory, element.id, at_ms, boundaries),
+            on_done=self._show_state,
+            description=f"expand element {element.id}",
+        )
+
+    def _show_state(self, state: AsOfState) -> None:
+        if self.element is None or state.view.id != self.element.id:
+            return
+        self.as_of = state
+        sources = ", ".join(link("event", event) for fact in state.view.facts for event in fact.source_event_ids)
+        text = state_diff_markdown(state) + f"\n\n**Facts valid then come from:** {sources or 'none'}"
+        self.state_view.set_markdown_text(text)
+
+    def _sync_controls(self, at_ms: int) -> None:
+        low, high = self.edges_ms
+        self.slider.blockSignals(True)
+        self.slider.setValue(round((at_ms - low) / max(1, high - low) * self.slider.maximum()))
+        self.slider.blockSignals(False)
+        self.date_field.blockSignals(True)
+        self.date_field.setDateTime(QDateTime.fromMSecsSinceEpoch(at_ms, QTimeZone.utc()))
+        self.date_field.blockSignals(False)
+
+    def _on_slider(self, value: int) -> None:
+        low, high = self.edges_ms
+        self.show_as_of(low + round((high - low) * value / self.slider.maximum()))
+

@@ -1,0 +1,296 @@
+"""Event cards: a filterable lazy list, the card of the selected event, and its two time axes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate.model import CRITICALITIES, EVENT_STATUSES, Event
+from stratagate_gui.models.lazy_table import LazyIdTableModel, Row
+from stratagate_gui.views.cards import event_card_markdown
+from stratagate_gui.views.temporal import event_times, happened_text
+from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+
+if TYPE_CHECKING:
+    from stratagate_gui.main_window import MainWindow
+
+EVENT_COLUMNS = ("Title", "Type", "Status", "Criticality", "Weight", "Mentioned at", "Happened", "Participants", "Id")
+STATUS_COLUMN = EVENT_COLUMNS.index("Status")
+ANY = "any"
+MAX_PLOTTED_EVENTS = 50
+STATUS_COLOURS = {"superseded": QColor("#b45309"), "forgotten": QColor("#9ca3af"), "archived": QColor("#9ca3af")}
+
+
+def event_rows(memory: Any, ids: list[str]) -> list[Row]:
+    """Table rows for these event ids (runs on the database worker)."""
+    events = {event.id: event for event in memory.get_events(ids)}
+    rows: list[Row] = []
+    for identifier in ids:
+        event = events.get(identifier)
+        if event is None:
+            rows.append(("(missing)", "", "", "", "", "", "", "", identifier))
+            continue
+        temporal = event.temporal
+        rows.append((
+            event.title,
+            temporal.event_type or "",
+            event.status,
+            event.criticality,
+            f"{memory.event_weight(identifier):.3f}",
+            temporal.mentioned_at or "",
+            happened_text(temporal),
+            ", ".join(temporal.participants or []),
+            identifier,
+        ))
+    return rows
+
+
+class EventFilterBar(QWidget):
+    changed = Signal(dict)
+    """The `where` filter for `StrataGate.event_ids`: only the keys the user set."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.status = QComboBox()
+        self.status.addItems((ANY, *EVENT_STATUSES))
+        self.criticality = QComboBox()
+        self.criticality.addItems((ANY, *CRITICALITIES))
+        self.event_type = QLineEdit(placeholderText="type")
+        self.participant = QLineEdit(placeholderText="participant")
+        self.text = QLineEdit(placeholderText="search text")
+        self.text.setClearButtonEnabled(True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for label, widget in (("Status", self.status), ("Criticality", self.criticality)):
+            layout.addWidget(QLabel(label))
+            layout.addWidget(widget)
+        for widget in (self.event_type, self.participant, self.text):
+            layout.addWidget(widget, 1 if widget is not self.text else 2)
+        # Typing restarts a short timer, so a 100k-event memory is queried once per pause, not per key.
+        self._debounce = QTimer(self, singleShot=True, interval=250)
+        self._debounce.timeout.connect(lambda: self.changed.emit(self.where()))
+        for combo in (self.status, self.criticality):
+            combo.currentIndexChanged.connect(self._debounce.start)
+        for line in (self.event_type, self.participant, self.text):
+            line.textChanged.connect(self._debounce.start)
+
+    def where(self) -> dict[str, str]:
+        where = {
+            "status": self.status.currentText(),
+            "criticality": self.criticality.currentText(),
+            "eventType": self.event_type.text().strip(),
+            "participant": self.participant.text().strip(),
+            "text": self.text.text().strip(),
+        }
+        return {key: value for key, value in where.items() if value and value != ANY}
+
+
+class TemporalPlot(pg.PlotWidget):
+    """Two lanes on one date axis: when each selected event was mentioned, and when it happened."""
+
+    MENTIONED_LANE, HAPPENED_LANE = 1.0, 0.0
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")})
+        self.setMinimumHeight(150)
+        self.setMouseEnabled(y=False)
+        self.hideButtons()
+        left = self.getAxis("left")
+        left.setTicks([[(self.MENTIONED_LANE, "mentioned at"), (self.HAPPENED_LANE, "happened")]])
+        left.setWidth(90)
+        self.setYRange(-0.6, 1.6, padding=0)
+        self.mentioned_points: list[tuple[str, float]] = []
+        self.happened_spans: list[tuple[str, float, float]] = []
+        self.unreadable: list[str] = []
+
+    def show_events(self, events: list[Event], highlighted: str | None) -> None:
+        self.clear()
+        self.mentioned_points, self.happened_spans, self.unreadable = [], [], []
+        for event in events:
+            times = event_times(event.temporal)
+            colour = "#ef4444" if event.id == highlighted else "#3b82f6"
+            self.unreadable += [f"{event.id}: {note}" for note in times.unreadable]
+            if times.mentioned:
+                x = times.mentioned.start
+                self.mentioned_points.append((event.id, x))
+                self.addItem(pg.ScatterPlotItem([x], [self.MENTIONED_LANE], size=10, brush=colour, pen=None))
+            if times.happened:
+                start, end = times.happened.start, times.happened.end
+                self.happened_spans.append((event.id, start, end))
+                if end > start:
+                    bar = pg.BarGraphItem(x0=[start], x1=[end], y=[self.HAPPENED_LANE], height=0.35, brush=colour, pen=None)
+                    self.addItem(bar)
+                else:
+                    self.addItem(pg.ScatterPlotItem([start], [self.HAPPENED_LANE], size=10, symbol="d", brush=colour, pen=None))
+                if times.mentioned:
+                    link = pg.PlotDataItem([times.mentioned.start, start], [self.MENTIONED_LANE, self.HAPPENED_LANE])
+                    link.setPen(pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine))
+                    self.addItem(link)
+            elif any(note.startswith("happened") for note in times.unreadable) and times.mentioned:
+                # An unreadable happened-at is drawn as a flag under its mention, so it is seen, not dropped.
+                flag = pg.TextItem("?", color="#ef4444", anchor=(0.5, 0.5))
+                flag.setPos(times.mentioned.start, self.HAPPENED_LANE)
+                self.addItem(flag)
+        xs = [x for _id, x in self.mentioned_points] + [x for _id, s, e in self.happened_spans for x in (s, e)]
+        if xs:
+            margin = max(86_400.0, (max(xs) - min(xs)) * 0.05)
+            self.setXRange(min(xs) - margin, max(xs) + margin, padding=0)
+        self.setYRange(-0.6, 1.6, padding=0)
+
+
+class EventsView(QWidget):
+    jump_requested = Signal(str, str)
+    """(kind, id) from a card link: "block", "message", "event"."""
+    selection_changed = Signal(list)
+    """Ids of the selected events (the decay view plots them)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.memory: Any = None
+        self.filters = EventFilterBar()
+        self.model = LazyIdTableModel(window.worker, EVENT_COLUMNS, self)
+        self.model.cell_foreground = lambda row, column: STATUS_COLOURS.get(row[STATUS_COLUMN])
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in enumerate((260, 90, 85, 85, 60, 200, 180, 140)):
+            self.table.setColumnWidth(column, width)
+        self.count_label = QLabel()
+        self.card = MarkdownBrowser()
+        self.card.internal_link_activated.connect(self.jump_requested)
+        self.temporal_plot = TemporalPlot()
+        self.unreadable_label = QLabel()
+        self.unreadable_label.setWordWrap(True)
+        self.unreadable_label.setStyleSheet("color: #dc2626;")
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.filters)
+        left_layout.addWidget(self.table, 1)
+        left_layout.addWidget(self.count_label)
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.card)
+        plot_box = QWidget()
+        plot_layout = QVBoxLayout(plot_box)
+        plot_layout.setContentsMargins(0, 0, 0, 0)
+        plot_layout.addWidget(self.temporal_plot, 1)
+        plot_layout.addWidget(self.unreadable_label)
+        right.addWidget(plot_box)
+        right.setSizes([420, 220])
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setSizes([700, 500])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+        self.filters.changed.connect(self._query)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        window.memory_changed.connect(self.set_memory)
+        self._pending_select: str | None = None
+
+    def set_memory(self, memory: Any) -> None:
+        self.memory = memory
+        self.card.clear()
+        self.temporal_plot.show_events([], None)
+        self.unreadable_label.clear()
+        if memory is None:
+            self.model.clear()
+            self.count_label.clear()
+            return
+        self._query(self.filters.where())
+
+    def refresh(self) -> None:
+        """Re-read after a write: the same filter, rebuilt rows, the card of the current event."""
+        if self.memory is not None:
+            self._query(self.filters.where())
+
+    def _query(self, where: dict[str, str]) -> None:
+        memory = self.memory
+        if memory is None:
+            return
+        self.window_.worker.run(
+            lambda: memory.event_ids(where or None),
+            on_done=lambda ids: self._show_ids(memory, ids),
+            description="list events",
+        )
+
+    def _show_ids(self, memory: Any, ids: list[str]) -> None:
+        if memory is not self.memory:
+            return
+        self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        self.count_label.setText(f"{len(ids):,} events")
+        if self._pending_select:
+            self.select_event(self._pending_select)
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        return [self.model.id_at(row) for row in rows]
+
+    def select_event(self, event_id: str) -> bool:
+        """Select and show an event (a jump target); clears the filters if they hide it."""
+        row = self.model.row_of(event_id)
+        if row < 0:
+            if self.filters.where():
+                self._pending_select = event_id
+                self._clear_filters()
+            return False
+        self._pending_select = None
+        index = self.model.index(row, 0)
+        self.table.selectionModel().select(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return True
+
+    def _clear_filters(self) -> None:
+        self.filters.status.setCurrentIndex(0)
+        self.filters.criticality.setCurrentIndex(0)
+        for line in (self.filters.event_type, self.filters.participant, self.filters.text):
+            line.clear()
+
+    def _on_selection(self) -> None:
+        ids = self.selected_ids()
+        self.selection_changed.emit(ids)
+        memory = self.memory
+        if not ids or memory is None:
+            return
+        current = ids[-1] if self.table.currentIndex().row() < 0 else self.model.id_at(self.table.currentIndex().row())
+        plotted = ids[:MAX_PLOTTED_EVENTS]
+        self.window_.worker.run(
+            lambda: (memory.get_events(plotted), memory.get_events([current]), memory.event_weight(current)),
+            on_done=lambda result: self._show_card(memory, current, *result),
+            description=f"read event {current}",
+        )
+
+    def _show_card(self, memory: Any, current: str, plotted: list[Event], events: list[Event], weight: float) -> None:
+        if memory is not self.memory or not events:
+            return
+        self.card.set_markdown_text(event_card_markdown(events[0], weight))
+        self.temporal_plot.show_events(plotted, current)
+        unreadable = self.temporal_plot.unreadable
+        self.unreadable_label.setText("⚠ Not plotted: " + "; ".join(unreadable) if unreadable else "")

@@ -1,0 +1,297 @@
+"""The block timeline: blocks along the turn axis coloured by level, L0–L5 rendering, and user lifts."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate.blocks import BLOCK_MAX_LEVEL, block_level_label, render_block
+from stratagate.model import Block, BlockContextEntry, Message
+from stratagate_gui.theme import LEVEL_COLOURS
+from stratagate_gui.views.cards import escape
+from stratagate_gui.widgets.markdown_browser import MarkdownBrowser, render_markdown
+
+if TYPE_CHECKING:
+    from stratagate_gui.main_window import MainWindow
+
+CURRENT_LEVEL = -1
+"""The rendering choice "each block at its own current level"."""
+RENDERED_AROUND_SELECTION = 40
+"""Blocks rendered on each side of the selected one: a long memory is read a window at a time."""
+MAX_LABELLED_BLOCKS = 400
+
+
+@dataclass
+class TimelineData:
+    blocks: list[Block]
+    levels: dict[str, BlockContextEntry]
+    block_decay_lambda: float
+
+
+def load_timeline(memory: Any, thread_id: str | None) -> TimelineData:
+    """Blocks of a thread (or all) with their decayed levels now (runs on the database worker)."""
+    entries = {entry.id: entry for entry in memory.get_block_context(thread_id)}
+    return TimelineData(list(memory.list_blocks(thread_id)), entries, memory.block_decay_lambda)
+
+
+def raw_messages_markdown(messages: list[Message]) -> str:
+    """L5 for reading: every raw message with its id, time and the tool calls it made (arguments and results)."""
+    parts = []
+    for message in messages:
+        parts.append(f"**{escape(message.role)}** · `{message.id}` · {escape(message.created_at)}\n\n{message.content}")
+        for call in message.tool_calls or []:
+            trace = {"arguments": call.arguments, "result": call.result}
+            parts.append(f"Tool call `{call.name}`\n\n```json\n{json.dumps(trace, indent=2, ensure_ascii=False)}\n```")
+    return "\n\n".join(parts)
+
+
+def block_html(block: Block, entry: BlockContextEntry | None, level: int) -> str:
+    """One block's header and its content at `level`; L5 carries an anchor per message for jumps."""
+    current = entry.level if entry else block.pointer_current_level
+    lifted = f" · lifted by {block.lift_source}" if block.lift_source else ""
+    thread = f" · thread {escape(block.thread_id)}" if block.thread_id else ""
+    header = (
+        f"### {escape(block.id)} · turns {block.start_turn}–{block.end_turn}{thread}\n\n"
+        f"*{escape(block_level_label(level))}* · current level L{current}{lifted}"
+    )
+    parts = [f'<a name="{html.escape(block.id)}"></a>', render_markdown(header)]
+    if level == BLOCK_MAX_LEVEL:
+        for message in block.l5_raw:
+            parts.append(f'<a name="{html.escape(message.id)}"></a>')
+            parts.append(render_markdown(raw_messages_markdown([message])))
+    else:
+        content = render_block(block, level)
+        parts.append(render_markdown(content))
+    return "\n".join(parts) + "<hr/>"
+
+
+class BlockTimelinePlot(pg.PlotWidget):
+    """Blocks as bars from start turn to end turn, one lane per thread, coloured by current level."""
+
+    block_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumHeight(140)
+        self.setMouseEnabled(y=False)
+        self.hideButtons()
+        self.setLabel("bottom", "turn")
+        self.bars: list[tuple[str, int, int, int, int]] = []
+        """(block id, start turn, end turn, lane, level) as drawn."""
+        self.scene().sigMouseClicked.connect(self._on_click)
+
+    def show_blocks(self, blocks: list[Block], levels: dict[str, BlockContextEntry], selected: str | None) -> None:
+        self.clear()
+        lanes: dict[str | None, int] = {}
+        self.bars = []
+        for block in blocks:
+            lane = lanes.setdefault(block.thread_id, len(lanes))
+            entry = levels.get(block.id)
+            level = entry.level if entry else block.pointer_current_level
+            self.bars.append((block.id, block.start_turn, block.end_turn, lane, level))
+        for level, colour in enumerate(LEVEL_COLOURS):
+            bars = [bar for bar in self.bars if bar[4] == level]
+            if bars:
+                self.addItem(pg.BarGraphItem(
+                    x0=[bar[1] - 0.5 for bar in bars], x1=[bar[2] + 0.5 for bar in bars], y=[bar[3] for bar in bars],
+                    height=0.6, brush=QColor(colour), pen=pg.mkPen("#00000040"),
+                ))
+        for bar in self.bars:
+            if bar[0] == selected:
+                outline = pg.BarGraphItem(x0=[bar[1] - 0.5], x1=[bar[2] + 0.5], y=[bar[3]], height=0.75,
+                                          brush=None, pen=pg.mkPen("#111827", width=2))
+                self.addItem(outline)
+        if len(self.bars) <= MAX_LABELLED_BLOCKS:
+            for _block_id, start, end, lane, level in self.bars:
+                text = pg.TextItem(f"L{level}", color="#ffffff", anchor=(0.5, 0.5))
+                text.setPos((start + end) / 2, lane)
+                self.addItem(text)
+        self.getAxis("left").setTicks([[(lane, thread or "no thread") for thread, lane in lanes.items()]])
+        if self.bars:
+            self.setXRange(min(bar[1] for bar in self.bars) - 1, max(bar[2] for bar in self.bars) + 1, padding=0.02)
+            self.setYRange(-0.6, len(lanes) - 0.4, padding=0)
+
+    def _on_click(self, event) -> None:
+        point = self.getPlotItem().vb.mapSceneToView(event.scenePos())
+        for block_id, start, end, lane, _level in self.bars:
+            if start - 0.5 <= point.x() <= end + 0.5 and abs(point.y() - lane) <= 0.3:
+                self.block_clicked.emit(block_id)
+                return
+
+
+class TimelineView(QWidget):
+    block_selected = Signal(str)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.memory: Any = None
+        self.data = TimelineData([], {}, 0.0)
+        self.selected_block: str | None = None
+        self.rendering_level = CURRENT_LEVEL
+
+        self.plot = BlockTimelinePlot()
+        self.plot.block_clicked.connect(self.select_block)
+        self.level_buttons = QButtonGroup(self)
+        level_bar = QHBoxLayout()
+        level_bar.addWidget(QLabel("Render every block at"))
+        for level, text in [(CURRENT_LEVEL, "its level")] + [(n, f"L{n}") for n in range(BLOCK_MAX_LEVEL + 1)]:
+            button = QPushButton(text, checkable=True, checked=level == CURRENT_LEVEL)
+            if level >= 0:
+                button.setToolTip(block_level_label(level))
+                button.setStyleSheet(f"QPushButton:checked {{ background: {LEVEL_COLOURS[level]}; color: white; }}")
+            self.level_buttons.addButton(button, level)
+            level_bar.addWidget(button)
+        self.level_buttons.idClicked.connect(self.set_rendering_level)
+        level_bar.addStretch(1)
+        level_bar.addWidget(QLabel("Lift selected block to"))
+        self.lift_target = QComboBox()
+        self.lift_target.addItems([block_level_label(level) for level in range(BLOCK_MAX_LEVEL + 1)])
+        self.lift_target.setCurrentIndex(BLOCK_MAX_LEVEL)
+        self.lift_button = QPushButton("Lift")
+        self.lift_button.setToolTip("Anchor the block at this level now; recorded as lifted by the user")
+        self.lift_button.clicked.connect(self.lift_selected)
+        level_bar.addWidget(self.lift_target)
+        level_bar.addWidget(self.lift_button)
+
+        self.block_list = QListWidget()
+        self.block_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.block_list.currentItemChanged.connect(self._on_list_selection)
+        self.content = MarkdownBrowser()
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.block_list)
+        splitter.addWidget(self.content)
+        splitter.setSizes([320, 880])
+        self.legend = QLabel("  ".join(
+            f'<span style="color:{colour}">■</span> L{level}' for level, colour in enumerate(LEVEL_COLOURS)
+        ))
+        layout = QVBoxLayout(self)
+        plot_header = QHBoxLayout()
+        plot_header.addWidget(QLabel("Blocks by turn, coloured by current level:"))
+        plot_header.addStretch(1)
+        plot_header.addWidget(self.legend)
+        layout.addLayout(plot_header)
+        layout.addWidget(self.plot, 1)
+        layout.addLayout(level_bar)
+        layout.addWidget(splitter, 3)
+
+        window.memory_changed.connect(self.set_memory)
+        window.thread_changed.connect(lambda _thread: self.reload())
+        self._pending_message: str | None = None
+
+    # Loading ---------------------------------------------------------------------------------------------
+
+    def set_memory(self, memory: Any) -> None:
+        self.memory = memory
+        self.selected_block = None
+        self.lift_button.setEnabled(memory is not None and not memory.read_only)
+        self.reload()
+
+    def reload(self) -> None:
+        memory = self.memory
+        if memory is None:
+            self._show(TimelineData([], {}, 0.0))
+            return
+        thread = self.window_.thread_id
+        self.window_.worker.run(lambda: load_timeline(memory, thread), on_done=self._show, description="load blocks")
+
+    def _show(self, data: TimelineData) -> None:
+        self.data = data
+        ids = [block.id for block in data.blocks]
+        if self.selected_block not in ids:
+            self.selected_block = ids[-1] if ids else None
+        self.block_list.blockSignals(True)
+        self.block_list.clear()
+        for block in data.blocks:
+            entry = data.levels.get(block.id)
+            level = entry.level if entry else block.pointer_current_level
+            item = QListWidgetItem(f"L{level}  {block.id}  turns {block.start_turn}–{block.end_turn}\n{block.l0_title}")
+            item.setData(Qt.ItemDataRole.UserRole, block.id)
+            item.setForeground(QColor(LEVEL_COLOURS[level]))
+            self.block_list.addItem(item)
+            if block.id == self.selected_block:
+                self.block_list.setCurrentItem(item)
+        self.block_list.blockSignals(False)
+        self._redraw()
+
+    # Selection, rendering, lifting -----------------------------------------------------------------------
+
+    def select_block(self, block_id: str) -> None:
+        self.selected_block = block_id
+        for row in range(self.block_list.count()):
+            item = self.block_list.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == block_id:
+                self.block_list.blockSignals(True)
+                self.block_list.setCurrentItem(item)
+                self.block_list.blockSignals(False)
+        self._redraw()
+        self.block_selected.emit(block_id)
+
+    def show_message(self, message_id: str) -> None:
+        """Jump to a message: select its block, render it raw (L5) and scroll to the message."""
+        block = next((b for b in self.data.blocks if any(m.id == message_id for m in b.l5_raw)), None)
+        if block is None:
+            return
+        self.level_buttons.button(BLOCK_MAX_LEVEL).setChecked(True)
+        self.rendering_level = BLOCK_MAX_LEVEL
+        self.select_block(block.id)
+        self.content.scrollToAnchor(message_id)
+
+    def set_rendering_level(self, level: int) -> None:
+        self.rendering_level = level
+        self.level_buttons.button(level).setChecked(True)
+        self._redraw()
+
+    def lift_selected(self) -> None:
+        memory, block_id = self.memory, self.selected_block
+        if memory is None or block_id is None:
+            return
+        target = self.lift_target.currentIndex()
+        self.window_.worker.run(
+            lambda: memory.expand_block(block_id, target, source="user"),
+            on_done=lambda _entry: self._after_lift(),
+            description=f"lift block {block_id}",
+        )
+
+    def _after_lift(self) -> None:
+        self.window_.refresh_status()
+        self.reload()
+
+    def _on_list_selection(self, item: QListWidgetItem | None) -> None:
+        if item is not None:
+            self.select_block(item.data(Qt.ItemDataRole.UserRole))
+
+    def _redraw(self) -> None:
+        self.plot.show_blocks(self.data.blocks, self.data.levels, self.selected_block)
+        blocks = self.data.blocks
+        index = next((i for i, block in enumerate(blocks) if block.id == self.selected_block), 0)
+        window = blocks[max(0, index - RENDERED_AROUND_SELECTION) : index + RENDERED_AROUND_SELECTION + 1]
+        pieces = []
+        for block in window:
+            entry = self.data.levels.get(block.id)
+            level = self.rendering_level
+            if level == CURRENT_LEVEL:
+                level = entry.level if entry else block.pointer_current_level
+            pieces.append(block_html(block, entry, level))
+        self.content.setHtml("\n".join(pieces) if pieces else "<p>No sealed blocks.</p>")
+        if self.selected_block:
+            self.content.scrollToAnchor(self.selected_block)

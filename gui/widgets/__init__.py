@@ -1,0 +1,1 @@
+"""Small reusable widgets: the safe markdown browser, the read-only badge."""

@@ -1,0 +1,82 @@
+"""The database worker: every database call runs on one serialized thread, results return on the UI thread.
+
+Like Anki's task manager: a single-thread executor keeps SQLite and PostgreSQL connections on one thread and
+orders reads after writes; the UI thread never waits on a query. A task's callback runs on the UI thread
+through a queued signal, so views may touch widgets in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QObject, Signal
+
+T = TypeVar("T")
+
+
+class DatabaseWorker(QObject):
+    """Runs `task()` callables one at a time on a background thread."""
+
+    failed = Signal(str, object)
+    """A task without its own error handler raised: (what was being done, the exception)."""
+    busy_changed = Signal(bool)
+    """True when the first task is queued, False when the queue drains."""
+
+    _deliver = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stratagate-db")
+        self._pending = 0
+        # Emitted from the worker thread, received on the thread owning this object: a queued connection.
+        self._deliver.connect(self._run_on_ui_thread)
+
+    @property
+    def pending(self) -> int:
+        """Tasks queued or running whose callbacks have not run yet."""
+        return self._pending
+
+    def run(
+        self,
+        task: Callable[[], T],
+        on_done: Callable[[T], Any] | None = None,
+        on_error: Callable[[BaseException], Any] | None = None,
+        description: str = "database task",
+    ) -> Future:
+        """Queue `task`; `on_done(result)` or `on_error(exception)` later runs on the UI thread."""
+        self._pending += 1
+        if self._pending == 1:
+            self.busy_changed.emit(True)
+
+        def job() -> None:
+            try:
+                result = task()
+            except Exception as error:  # reported on the UI thread, never swallowed
+                self._deliver.emit(lambda failure=error: self._report(failure, on_error, description))
+            else:
+                self._deliver.emit(lambda: on_done(result) if on_done else None)
+
+        return self._executor.submit(job)
+
+    def call(self, task: Callable[[], T]) -> T:
+        """Run `task` on the worker thread and wait for it: for shutdown and scripted use, never from a view."""
+        return self._executor.submit(task).result()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def _report(self, error: BaseException, on_error: Callable[[BaseException], Any] | None, what: str) -> None:
+        if on_error is not None:
+            on_error(error)
+        else:
+            self.failed.emit(what, error)
+
+    def _run_on_ui_thread(self, callback: Callable[[], Any]) -> None:
+        try:
+            callback()
+        finally:
+            self._pending -= 1
+            if self._pending == 0:
+                self.busy_changed.emit(False)
