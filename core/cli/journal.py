@@ -1,6 +1,7 @@
 """`stratagate journal`: check and export the curation journal of a memory database.
 
-Both commands only read: the database is opened read-only and nothing is created beside it.
+Both commands only read: the database is opened read-only (a forensic open: a private copy is read, the file
+is never written and nothing is created beside it).
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 
 from stratagate import journal
 from stratagate.errors import StorageOpenError, StrataGateError
+from stratagate.storage.sql import open_backend
 
 
 class JournalVerificationError(StrataGateError):
@@ -31,11 +32,8 @@ def verify_command(database: str, namespace: str | None) -> None:
     """Check that no journal entry of DATABASE (a file or a database URL) was edited or deleted.
 
     Exit 0 and print each chain's head hash when intact; exit 2 naming the first bad entry otherwise."""
-    engine = _read_only_engine(database)
-    try:
-        result = _guarded(database, lambda: journal.verify(engine, namespace))
-    finally:
-        engine.dispose()
+    with open_backend(database, read_only=True) as backend:
+        result = _guarded(database, lambda: journal.verify(backend.engine, namespace))
     if not result.ok:
         raise JournalVerificationError(f"{database}: {result.describe()}")
     click.echo(f"{database}: {result.describe()}")
@@ -49,36 +47,17 @@ def verify_command(database: str, namespace: str | None) -> None:
 @click.option("--namespace", "-n", help="Export only this namespace's entries.")
 def export_command(database: str, output: Path, namespace: str | None) -> None:
     """Write the journal of DATABASE as JSON lines to OUTPUT, one entry per line in chain order."""
-    engine = _read_only_engine(database)
-    try:
-        total = _guarded(database, lambda: journal.count_entries(engine))
+    with open_backend(database, read_only=True) as backend:
+        total = _guarded(database, lambda: journal.count_entries(backend.engine))
         with click.progressbar(length=total, label="Exporting journal") as bar:
 
             def entries():
-                for record in journal.iter_entries(engine, namespace):
+                for record in journal.iter_entries(backend.engine, namespace):
                     bar.update(1)
                     yield record
 
             written = _guarded(database, lambda: journal.export_jsonl(entries(), output))
-    finally:
-        engine.dispose()
     click.echo(f"{output}: {written} journal entries")
-
-
-def _read_only_engine(database: str) -> Engine:
-    """An engine that cannot write: a read-only SQLite URI for a file, the URL as given otherwise."""
-    if "://" in database:
-        return create_engine(database)
-    path = Path(database)
-    if not path.is_file():
-        raise StorageOpenError(database, "no such file")
-    # `immutable=1` creates no -wal/-shm beside the file; when a -wal holds commits not yet checkpointed,
-    # `mode=ro` is needed to see them.
-    wal = path.with_name(path.name + "-wal")
-    mode = "mode=ro" if wal.exists() and wal.stat().st_size > 0 else "immutable=1"
-    engine = create_engine(f"sqlite:///file:{path.resolve()}?{mode}&uri=true")
-    event.listen(engine, "connect", lambda connection, _: connection.execute("PRAGMA query_only = ON"))
-    return engine
 
 
 def _guarded(database: str, read):
