@@ -14,8 +14,9 @@ debian_packages=(python3 python3-venv python3-pip libegl1 libgl1 libopengl0 libf
   libglib2.0-0 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
   libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-shape0 fonts-dejavu-core)
 if [ "$with_tests" = 1 ]; then
-  # PostgreSQL for the storage suite (the tests start their own server), binutils for PyInstaller.
-  debian_packages+=(postgresql binutils sqlite3)
+  # PostgreSQL for the storage suite (the tests start their own server), binutils for PyInstaller,
+  # desktop-file-utils to validate the desktop entry.
+  debian_packages+=(postgresql binutils sqlite3 desktop-file-utils)
 fi
 
 missing=()

@@ -1,0 +1,132 @@
+"""The packaged desktop app: PyInstaller builds it from packaging/, and the binary runs its self-test.
+
+The bundle is built afresh into a temporary folder on every run (about a minute), never reused.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+
+import stratagate
+
+PROJECT = Path(__file__).resolve().parents[1]
+SPEC = PROJECT / "packaging" / "stratagate-inspector.spec"
+DESKTOP_ENTRY = PROJECT / "packaging" / "stratagate-inspector.desktop"
+APP_NAME = "stratagate-inspector"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """dist/stratagate-inspector/ built by PyInstaller from the spec, in a fresh temporary folder."""
+    build = tmp_path_factory.mktemp("pyinstaller")
+    completed = subprocess.run(
+        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+         "--distpath", str(build / "dist"), "--workpath", str(build / "work"), str(SPEC)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return build / "dist" / APP_NAME
+
+
+def run_app(binary: Path | list[str], *arguments: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """Run the app headless with its own empty home and cache, so nothing leaks in from this machine."""
+    command = [str(binary)] if isinstance(binary, Path) else binary
+    environment = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+    }
+    home.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([*command, *arguments], capture_output=True, text=True, timeout=180, env=environment)
+
+
+def distinct_colours(image: QImage) -> int:
+    rgb = image.convertToFormat(QImage.Format.Format_RGB32)
+    pixels = np.frombuffer(rgb.constBits(), dtype=np.uint32, count=rgb.width() * rgb.height())
+    return len(np.unique(pixels))
+
+
+@pytest.mark.slow
+def test_bundle_has_the_offscreen_and_xcb_platforms_the_font_and_the_icon(bundle: Path):
+    internal = bundle / "_internal"
+    assert (bundle / APP_NAME).is_file()
+    assert os.access(bundle / APP_NAME, os.X_OK)
+    platforms = internal / "PySide6" / "Qt" / "plugins" / "platforms"
+    assert (platforms / "libqoffscreen.so").is_file()
+    assert (platforms / "libqxcb.so").is_file()
+    assert (internal / "stratagate_resources" / "fonts" / "DejaVuSans.ttf").is_file()
+    assert (internal / "stratagate_resources" / "icons" / "stratagate-inspector-256.png").is_file()
+
+
+@pytest.mark.slow
+def test_bundle_leaves_out_web_engine_qml_and_tkinter(bundle: Path):
+    names = [path.name for path in bundle.rglob("*")]
+    for unwanted in ("WebEngine", "Qt6Qml", "Qt6Quick", "tkinter", "_tkinter", "libtk"):
+        assert not [name for name in names if unwanted in name], unwanted
+
+
+@pytest.mark.slow
+def test_binary_self_test_screenshots_the_main_window_like_the_installed_app(bundle: Path, tmp_path: Path):
+    files_before = sorted(path.relative_to(bundle) for path in bundle.rglob("*"))
+    shot = tmp_path / "binary.png"
+    completed = run_app(bundle / APP_NAME, "--self-test", str(shot), home=tmp_path / "home")
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr, completed.stderr
+
+    image = QImage(str(shot))
+    assert not image.isNull(), f"{shot} is not a readable PNG"
+    assert distinct_colours(image) > 16, "the screenshot is blank"
+
+    # The same self-test from the installed package gives the main window's size to compare with.
+    reference_shot = tmp_path / "installed.png"
+    reference = run_app(
+        [sys.executable, "-m", "stratagate_gui.app"], "--self-test", str(reference_shot), home=tmp_path / "home2"
+    )
+    assert reference.returncode == 0, reference.stderr
+    assert image.size() == QImage(str(reference_shot)).size()
+
+    # The bundle may be read-only once installed: the demo memory goes to the user's cache, not into it.
+    assert sorted(path.relative_to(bundle) for path in bundle.rglob("*")) == files_before
+
+
+@pytest.mark.slow
+def test_binary_reports_its_version(bundle: Path, tmp_path: Path):
+    completed = run_app(bundle / APP_NAME, "--version", home=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == f"{APP_NAME} {stratagate.__version__}"
+
+
+def test_desktop_entry_launches_the_app_with_its_icon_for_sqlite_files():
+    entry = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    entry.optionxform = str  # keys are case-sensitive
+    entry.read(DESKTOP_ENTRY, encoding="utf-8")
+    section = entry["Desktop Entry"]
+    assert section["Type"] == "Application"
+    assert section["Name"] == "StrataGate Inspector"
+    assert section["Comment"]
+    assert section["Exec"] == f"{APP_NAME} %f"
+    assert set(section["Categories"].rstrip(";").split(";")) == {"Development", "Utility"}
+    assert set(section["MimeType"].rstrip(";").split(";")) == {"application/vnd.sqlite3", "application/x-sqlite3"}
+    icon = section["Icon"]
+    assert (PROJECT / "resources" / "icons" / f"{icon}.svg").is_file()
+
+
+@pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-utils is not installed")
+def test_desktop_entry_passes_desktop_file_validate():
+    completed = subprocess.run(["desktop-file-validate", str(DESKTOP_ENTRY)], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "error:" not in completed.stdout
