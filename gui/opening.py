@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stratagate.errors import StrataGateError
+from stratagate.errors import StorageOpenError, StrataGateError
 
 
 @dataclass
@@ -26,23 +26,30 @@ class OpenedMemory:
 
 
 def open_memory(location: str, namespace: str | None, read_only: bool) -> OpenedMemory:
-    import stratagate
+    """Open `namespace` (default: the first one) of an existing StrataGate database; never creates one."""
+    from stratagate.memory import StrataGate
+    from stratagate.storage.sql import open_backend
 
-    memory = stratagate.open(location, namespace, read_only=read_only)
+    backend = open_backend(location, read_only=read_only, create=False)
     try:
-        backend = memory.backend
+        namespaces = backend.list_namespaces()
+        if not namespaces:
+            raise StorageOpenError(backend.location, "holds no memory namespace")
+        if namespace is not None and namespace not in namespaces:
+            raise StorageOpenError(backend.location, f"has no namespace {namespace!r} (it has {', '.join(namespaces)})")
+        memory = StrataGate.open_with_backend(backend, namespace or namespaces[0])
         return OpenedMemory(
             memory=memory,
-            location=getattr(backend, "location", location),
+            location=backend.location,
             namespace=memory.namespace,
             read_only=memory.read_only,
-            namespaces=backend.list_namespaces(),
+            namespaces=namespaces,
             threads=list_threads(memory),
-            file_sha256=getattr(backend, "file_sha256", None),
-            notice=getattr(backend, "notice", None),
+            file_sha256=backend.file_sha256,
+            notice=backend.notice,
         )
     except BaseException:
-        memory.close()
+        backend.close()
         raise
 
 

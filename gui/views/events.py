@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate.model import CRITICALITIES, EVENT_STATUSES, Event
+from stratagate.weights import memory_weight_at
 from stratagate_gui.models.lazy_table import LazyIdTableModel, Row
 from stratagate_gui.views.cards import event_card_markdown
 from stratagate_gui.views.temporal import event_times, happened_text
@@ -39,6 +40,7 @@ STATUS_COLOURS = {"superseded": QColor("#b45309"), "forgotten": QColor("#9ca3af"
 def event_rows(memory: Any, ids: list[str]) -> list[Row]:
     """Table rows for these event ids (runs on the database worker)."""
     events = {event.id: event for event in memory.get_events(ids)}
+    now = memory.current_turn
     rows: list[Row] = []
     for identifier in ids:
         event = events.get(identifier)
@@ -51,7 +53,7 @@ def event_rows(memory: Any, ids: list[str]) -> list[Row]:
             temporal.event_type or "",
             event.status,
             event.criticality,
-            f"{memory.event_weight(identifier):.3f}",
+            f"{memory_weight_at(event, now):.3f}",
             temporal.mentioned_at or "",
             happened_text(temporal),
             ", ".join(temporal.participants or []),
@@ -282,14 +284,15 @@ class EventsView(QWidget):
         current = ids[-1] if self.table.currentIndex().row() < 0 else self.model.id_at(self.table.currentIndex().row())
         plotted = ids[:MAX_PLOTTED_EVENTS]
         self.window_.worker.run(
-            lambda: (memory.get_events(plotted), memory.get_events([current]), memory.event_weight(current)),
+            lambda: (memory.get_events(plotted), memory.get_events([current])),
             on_done=lambda result: self._show_card(memory, current, *result),
             description=f"read event {current}",
         )
 
-    def _show_card(self, memory: Any, current: str, plotted: list[Event], events: list[Event], weight: float) -> None:
+    def _show_card(self, memory: Any, current: str, plotted: list[Event], events: list[Event]) -> None:
         if memory is not self.memory or not events:
             return
+        weight = memory_weight_at(events[0], memory.current_turn)
         self.card.set_markdown_text(event_card_markdown(events[0], weight))
         self.temporal_plot.show_events(plotted, current)
         unreadable = self.temporal_plot.unreadable

@@ -1,0 +1,43 @@
+"""Memory text is untrusted: the markdown browser renders it without HTML, remote loads or script links."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QTextDocument
+
+from stratagate_gui.widgets.markdown_browser import MarkdownBrowser, internal_link, render_markdown
+
+
+def test_raw_html_is_escaped_not_rendered():
+    html = render_markdown('<script>alert(1)</script> <img src="http://evil.example/x.png">')
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_javascript_links_are_not_turned_into_links():
+    html = render_markdown("[click](javascript:alert(1))")
+    assert "href" not in html
+
+
+def test_remote_and_file_resources_are_refused(qtbot):
+    browser = MarkdownBrowser()
+    qtbot.addWidget(browser)
+    image = QTextDocument.ResourceType.ImageResource
+    assert browser.loadResource(image, QUrl("http://example.org/tracker.png")) is None
+    assert browser.loadResource(image, QUrl("https://example.org/tracker.png")) is None
+    assert browser.loadResource(image, QUrl("file:///etc/passwd")) is None
+    # A markdown image pointing at a server renders as a broken image, never a request.
+    browser.set_markdown_text("![pixel](http://example.org/tracker.png)")
+    assert "tracker" in browser.toHtml()
+
+
+def test_only_internal_links_are_reported(qtbot):
+    browser = MarkdownBrowser()
+    qtbot.addWidget(browser)
+    seen: list[tuple[str, str]] = []
+    browser.internal_link_activated.connect(lambda kind, identifier: seen.append((kind, identifier)))
+    for url in ("javascript:alert(1)", "http://example.org/", "file:///etc/passwd", internal_link("event", "evt_51")):
+        browser.anchorClicked.emit(QUrl(url))
+    assert seen == [("event", "evt_51")]
+    assert not browser.openLinks() and not browser.openExternalLinks()
+    assert browser.source().isEmpty()

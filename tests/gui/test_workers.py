@@ -1,0 +1,46 @@
+"""The database worker runs tasks one at a time off the UI thread and delivers results on the UI thread."""
+
+from __future__ import annotations
+
+import threading
+
+from stratagate_gui.workers import DatabaseWorker
+
+
+def test_tasks_run_in_order_on_one_background_thread(qtbot):
+    worker = DatabaseWorker()
+    task_threads: list[int] = []
+    results: list[int] = []
+    callback_threads: list[int] = []
+
+    def task(number: int) -> int:
+        task_threads.append(threading.get_ident())
+        return number
+
+    def done(number: int) -> None:
+        results.append(number)
+        callback_threads.append(threading.get_ident())
+
+    for number in range(5):
+        worker.run(lambda n=number: task(n), on_done=done)
+    qtbot.waitUntil(lambda: len(results) == 5)
+    assert results == [0, 1, 2, 3, 4]
+    assert len(set(task_threads)) == 1 and task_threads[0] != threading.get_ident()
+    assert set(callback_threads) == {threading.get_ident()}
+    assert worker.pending == 0
+    worker.shutdown()
+
+
+def test_errors_reach_the_handler_or_the_failed_signal(qtbot):
+    worker = DatabaseWorker()
+    handled: list[str] = []
+
+    def boom() -> None:
+        raise ValueError("bad row")
+
+    worker.run(boom, on_error=lambda error: handled.append(str(error)))
+    qtbot.waitUntil(lambda: handled == ["bad row"])
+    with qtbot.waitSignal(worker.failed) as blocker:
+        worker.run(boom, description="read events")
+    assert blocker.args[0] == "read events" and str(blocker.args[1]) == "bad row"
+    worker.shutdown()
