@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres_server import postgres_server, postgres_url  # noqa: F401  (session fixtures for every suite)
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -80,6 +80,25 @@ def read_header(path: Path) -> SqliteHeader:
     )
 
 
+def peek_table_names(path: Path) -> list[str]:
+    """Table names of a database at rest, read with `immutable=1`, which creates no side files.
+
+    Only valid when no live `-wal` exists (immutable ignores one)."""
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
+        try:
+            return [
+                row[0]
+                for row in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        raise StorageOpenError(str(path), f"is not a readable SQLite database ({error})") from error
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:

@@ -8,7 +8,6 @@ a record replaces its row and its child rows; a new record is appended after the
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -230,8 +229,7 @@ class SectionStore:
         if self.dialect == "sqlite":
             entries = func.json_each(column, "$.participants").table_valued("value")
             return exists(select(literal(1)).select_from(entries).where(entries.c.value == name))
-        participants = cast(column, JSONB).op("->")("participants")
-        return participants.op("@>")(cast(json.dumps([name]), JSONB))
+        return cast(column, JSONB)["participants"].contains([name])
 
     # -- readers ---------------------------------------------------------------------------------------
 
@@ -382,13 +380,12 @@ class SectionStore:
         """Existing records keep their position; new ones go after the last, in the order given."""
         existing: dict[str, int] = {}
         for chunk in chunks(keys):
-            existing.update(
-                connection.execute(
-                    select(table.c.id, table.c.position).where(
-                        table.c.namespace == namespace, table.c.id.in_(chunk), *scope
-                    )
-                ).tuples()
+            rows = connection.execute(
+                select(table.c.id, table.c.position).where(
+                    table.c.namespace == namespace, table.c.id.in_(chunk), *scope
+                )
             )
+            existing.update((key, position) for key, position in rows)
         last = connection.scalar(
             select(func.max(table.c.position)).where(table.c.namespace == namespace, *scope)
         )

@@ -308,6 +308,9 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
     if version > schema.SCHEMA_VERSION:
         read_only = True
     if not read_only:
+        if not files.has_live_wal(path):
+            # Refuse a foreign file before SQLite connects for writing (which could leave side files).
+            _check_is_stratagate(location, version, files.peek_table_names(path))
         return _prepare_sqlite(path, location, version=version, read_only=False, timeout=timeout)
     copy = files.forensic_copy(path)
     try:
@@ -370,20 +373,14 @@ def _check_and_upgrade(
     """Returns the notice to show and whether v9+ pending blocks must be hidden."""
     with engine.connect() as connection:
         tables = migrations.table_names(connection)
-    strata_tables = set(tables) - {name for name in tables if name.startswith("journal")}
+    _check_is_stratagate(location, version, tables)
     if version == 0:
-        if strata_tables:
-            raise StorageOpenError(
-                location, f"is an SQLite database but not a StrataGate one (tables: {', '.join(tables[:5])})"
-            )
         if read_only:
             raise StorageOpenError(location, "is an empty SQLite database, not a StrataGate one")
         _set_wal(engine)
         with _immediate(engine) as connection:
             migrations.create_schema(connection)
         return None, False
-    if "memory_spaces" not in tables:
-        raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
     notice = None
     if version < schema.SCHEMA_VERSION:
         if forensic_copy is None:
@@ -410,6 +407,16 @@ def _check_and_upgrade(
             if pending:
                 notice = f"{notice}; {pending} pending block(s) not shown"
     return notice, hide_pending
+
+
+def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None:
+    """Version 0 must be an empty file (a new database); any other version must have memory_spaces."""
+    if version == 0 and tables:
+        raise StorageOpenError(
+            location, f"is an SQLite database but not a StrataGate one (tables: {', '.join(sorted(tables)[:5])})"
+        )
+    if version > 0 and "memory_spaces" not in tables:
+        raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
 
 
 def _set_wal(engine: Engine) -> None:
