@@ -1,0 +1,992 @@
+"""`StrataGate`: one namespace of agent memory (blocks, events, elements, jobs, receipts) over a storage backend.
+
+Create one with `stratagate.open(database, namespace)` (SQLite file or SQLAlchemy URL), `stratagate.in_memory()`,
+or `StrataGate.open_with_backend(backend, namespace)`. Every mutation is one backend commit with the revision
+check; in-memory state changes only after that commit succeeded. Reads (listing, context, search without
+`record=True`) never write.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stratagate import events as event_ops
+from stratagate.assessment import RetrievalAssessment, normalize_retrieval_assessment
+from stratagate.blocks import (
+    BLOCK_DECAY_LAMBDA,
+    DEFAULT_BLOCK_TURN_SIZE,
+    block_level_label,
+    decayed_block_level,
+    default_summary,
+    normalize_block_level,
+    render_block,
+)
+from stratagate.callbacks import (
+    ExtractionRequest,
+    Extractor,
+    ProjectionRequest,
+    Projector,
+    Summarizer,
+    TimelineEntry,
+    call_model,
+    coerce_extraction,
+    coerce_projection,
+    coerce_summary,
+    error_message,
+)
+from stratagate.condense import condense_transcript, format_readable_transcript
+from stratagate.elements import apply_element_changes, element_view_at
+from stratagate.errors import (
+    InvalidInputError,
+    JobStateError,
+    ReadOnlyError,
+    StrataGateError,
+    UnknownIdError,
+)
+from stratagate.model import (
+    Block,
+    BlockContextEntry,
+    Element,
+    ElementProjectionJob,
+    Event,
+    ExtractionJob,
+    IngestionReceipt,
+    Message,
+    ModelResponse,
+    ToolTrace,
+    UsageReceipt,
+)
+from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
+from stratagate.state import MemoryState, Mutation
+from stratagate.storage.backend import SECTION_KEYS, StorageBackend
+from stratagate.storage.memory_backend import MemoryBackend
+from stratagate.text import collapse_whitespace, utf16_cut
+from stratagate.timeutil import epoch_ms, to_utc8_iso
+from stratagate.validation import (
+    MAX_MESSAGE_LENGTH,
+    optional_id,
+    require_bool,
+    require_choice,
+    require_id,
+    require_number,
+    require_str,
+    unique_in_order,
+)
+from stratagate.weights import weight_at
+
+JOB_LEASE = timedelta(minutes=15)
+EXTRACTION_INTERRUPTED = "Extraction was interrupted before completion."
+PROJECTION_INTERRUPTED = "Element projection was interrupted before completion."
+_CONSTRUCT = object()
+
+
+@dataclass
+class TurnResult:
+    sealed_block: Block | None = None
+    extracted_events: list[Event] = field(default_factory=list)
+    projected_elements: list[Element] = field(default_factory=list)
+    duplicate: bool = False
+
+
+@dataclass
+class WorkResult:
+    sealed_blocks: list[Block] = field(default_factory=list)
+    extracted_events: list[Event] = field(default_factory=list)
+    projected_elements: list[Element] = field(default_factory=list)
+
+
+@dataclass
+class EventChange:
+    """A curation change: the card before and after (what an undo needs)."""
+
+    before: Event
+    after: Event
+
+
+@dataclass
+class ProjectionClaim:
+    job_id: str
+    events: list[Event]
+    existing_elements: list[Element]
+
+
+def _default_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4()}"
+
+
+def _tool_traces(value: Any, field_name: str) -> list[ToolTrace] | None:
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InvalidInputError(f"{field_name} must be a list of tool calls")
+    traces = []
+    for index, call in enumerate(value):
+        if isinstance(call, ToolTrace):
+            traces.append(ToolTrace(call.name, copy.deepcopy(call.arguments), copy.deepcopy(call.result)))
+        elif isinstance(call, Mapping) and isinstance(call.get("name"), str):
+            try:
+                json.dumps([call.get("arguments"), call.get("result")])
+            except (TypeError, ValueError) as error:
+                raise InvalidInputError(f"{field_name}[{index}] must hold JSON values: {error}") from error
+            traces.append(ToolTrace(call["name"], copy.deepcopy(call.get("arguments")), copy.deepcopy(call.get("result"))))
+        else:
+            raise InvalidInputError(f"{field_name}[{index}] must be a ToolTrace or a dict with a string name")
+    return traces
+
+
+class StrataGate:
+    """A memory namespace. Use `stratagate.open`, `stratagate.in_memory` or `StrataGate.open_with_backend`."""
+
+    def __init__(self, token: object = None, **_: Any):
+        if token is not _CONSTRUCT:
+            raise TypeError("Use stratagate.open() for a database or stratagate.in_memory() for explicit ephemeral storage")
+
+    # construction -------------------------------------------------------------------------------------------
+    @classmethod
+    def open_with_backend(
+        cls,
+        backend: StorageBackend,
+        namespace: str,
+        *,
+        block_turn_size: int | None = None,
+        block_decay_lambda: float | None = None,
+        summarizer: Summarizer | None = None,
+        extractor: Extractor | None = None,
+        projector: Projector | None = None,
+        now: Callable[[], Any] | None = None,
+        id_factory: Callable[[str], str] | None = None,
+        element_id_factory: Callable[[str], str] | None = None,
+        ephemeral: bool = False,
+    ) -> StrataGate:
+        namespace = require_str(namespace, "namespace", max_length=512).strip()
+        if not namespace:
+            raise InvalidInputError("Storage namespace must not be empty")
+        turn_size = None if block_turn_size is None else max(1, int(require_number(block_turn_size, "block_turn_size")))
+        lam = None if block_decay_lambda is None else require_number(block_decay_lambda, "block_decay_lambda")
+        if lam is not None and lam < 0:
+            raise InvalidInputError("block_decay_lambda must be a non-negative finite number")
+        for name, callback in (("summarizer", summarizer), ("extractor", extractor), ("projector", projector),
+                               ("now", now), ("id_factory", id_factory), ("element_id_factory", element_id_factory)):
+            if callback is not None and not callable(callback):
+                raise InvalidInputError(f"{name} must be callable")
+
+        self = cls(_CONSTRUCT)
+        self._backend = backend
+        self._ephemeral = ephemeral
+        self._summarizer = summarizer
+        self._extractor = extractor
+        self._projector = projector
+        self._now = now or (lambda: datetime.now(UTC))
+        self._new_id = id_factory or _default_id
+        self._new_element_id = element_id_factory or _default_id
+        self._running_jobs: set[str] = set()
+        self._thread_blocks_cache: dict[str | None, list[str]] | None = None
+        self._retrieval: Any = None
+
+        space = backend.load_space(namespace)
+        if space is None:
+            if backend.read_only:
+                raise StrataGateError(f"{backend.location}: namespace {namespace!r} does not exist")
+            stamp = self._stamp()
+            backend.create_space(namespace, {
+                "schemaVersion": SCHEMA_VERSION, "currentTurn": 0,
+                "blockTurnSize": turn_size or DEFAULT_BLOCK_TURN_SIZE,
+                "blockDecayLambda": DEFAULT_BLOCK_DECAY_LAMBDA if lam is None else lam,
+                "createdAt": stamp, "updatedAt": stamp,
+            })
+            space = backend.load_space(namespace)
+            assert space is not None
+        self._state = MemoryState(backend, namespace, space)
+        self._state.listeners.append(self._on_applied)
+        reconfigure = {}
+        if turn_size is not None and turn_size != self._state.block_turn_size:
+            reconfigure["blockTurnSize"] = turn_size
+        if lam is not None and lam != self._state.block_decay_lambda:
+            reconfigure["blockDecayLambda"] = lam
+        if reconfigure:
+            self._require_writable()
+            tx = Mutation(self._state)
+            for key, value in reconfigure.items():
+                tx.set_space(key, value)
+            self._commit(tx)
+        return self
+
+    # properties ---------------------------------------------------------------------------------------------
+    @property
+    def namespace(self) -> str:
+        return self._state.namespace
+
+    @property
+    def backend(self) -> StorageBackend:
+        return self._backend
+
+    @property
+    def current_turn(self) -> int:
+        return self._state.current_turn
+
+    turn = current_turn
+
+    @property
+    def revision(self) -> int:
+        return self._state.revision
+
+    storage_revision = revision
+
+    @property
+    def block_turn_size(self) -> int:
+        return self._state.block_turn_size
+
+    @property
+    def block_decay_lambda(self) -> float:
+        return self._state.block_decay_lambda
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self._backend.read_only)
+
+    @property
+    def retrieval(self) -> Any:
+        """The search orchestration (indexes built lazily on first search)."""
+        if self._retrieval is None:
+            from stratagate.retrieval import Retrieval
+
+            self._retrieval = Retrieval(self)
+        return self._retrieval
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def __enter__(self) -> StrataGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def refresh(self) -> None:
+        """Drop cached sections and re-read the space (to see another writer's commits)."""
+        self._state.reload()
+
+    # internals ----------------------------------------------------------------------------------------------
+    def _stamp(self) -> str:
+        return to_utc8_iso(self._now())
+
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{self._backend.location} ({self.namespace}) is open read-only")
+
+    def _commit(self, tx: Mutation) -> None:
+        self._require_writable()
+        revision = self._backend.commit(self.namespace, tx.to_change_set(), self._state.revision)
+        self._state.apply(tx, revision)
+
+    def _on_applied(self, section: str, keys: list[str]) -> None:
+        if section in ("blocks", "*"):
+            self._thread_blocks_cache = None
+        if self._retrieval is not None:
+            self._retrieval.on_applied(section, keys)
+
+    def _section(self, name: str) -> dict[str, Any]:
+        return self._state.section(name)
+
+    def _thread_blocks(self) -> dict[str | None, list[str]]:
+        """Block ids per thread (None = unthreaded bucket), in sealing order."""
+        if self._thread_blocks_cache is None:
+            threads: dict[str | None, list[str]] = {}
+            for block in sorted(self._section("blocks").values(), key=lambda b: b.sequence):
+                threads.setdefault(block.thread_id, []).append(block.id)
+            self._thread_blocks_cache = threads
+        return self._thread_blocks_cache
+
+    # reads --------------------------------------------------------------------------------------------------
+    def list_blocks(self, thread_id: str | None = None) -> list[Block]:
+        blocks = list(self._section("blocks").values())
+        return blocks if thread_id is None else [block for block in blocks if block.thread_id == thread_id]
+
+    def list_open_tail(self, thread_id: str | None = None) -> list[Message]:
+        tail = list(self._section("openTail").values())
+        return tail if thread_id is None else [message for message in tail if message.thread_id == thread_id]
+
+    def list_events(self) -> list[Event]:
+        return list(self._section("events").values())
+
+    def list_elements(self) -> list[Element]:
+        return list(self._section("elements").values())
+
+    def list_extraction_jobs(self) -> list[ExtractionJob]:
+        return list(self._section("extractionJobs").values())
+
+    def list_element_projection_jobs(self) -> list[ElementProjectionJob]:
+        return list(self._section("elementProjectionJobs").values())
+
+    def list_usage_receipts(self) -> list[UsageReceipt]:
+        return list(self._section("usageReceipts").values())
+
+    def list_ingestion_receipts(self) -> list[IngestionReceipt]:
+        return list(self._section("ingestionReceipts").values())
+
+    def list_successful_model_responses(self) -> list[ModelResponse]:
+        return list(self._section("successfulModelResponses").values())
+
+    def thread_ids(self) -> list[str | None]:
+        """Every thread with blocks or open-tail messages, in first-seen order (None = unthreaded)."""
+        seen = dict.fromkeys(block.thread_id for block in self.list_blocks())
+        seen.update(dict.fromkeys(message.thread_id for message in self.list_open_tail()))
+        return list(seen)
+
+    def get_block(self, block_id: str) -> Block:
+        block = self._section("blocks").get(block_id)
+        if block is None:
+            raise UnknownIdError(f"Unknown block: {block_id}")
+        return block
+
+    def get_event(self, event_id: str) -> Event:
+        event = self._section("events").get(event_id)
+        if event is None:
+            raise UnknownIdError(f"Unknown event: {event_id}")
+        return event
+
+    def get_element(self, element_id: str) -> Element:
+        element = self._section("elements").get(element_id)
+        if element is None:
+            raise UnknownIdError(f"Unknown element: {element_id}")
+        return element
+
+    def event_ids(self, where: Mapping[str, Any] | None = None) -> list[str]:
+        """Event ids in section order, filtered by the backend (status, eventType, criticality, participant,
+        threadId, text) without loading the events."""
+        return self._backend.query_keys(self.namespace, "events", dict(where) if where else None)
+
+    def get_events(self, ids: Sequence[str]) -> list[Event]:
+        """The events for these ids (from memory when loaded, else fetched), in the order asked."""
+        if self._state.is_loaded("events"):
+            events = self._section("events")
+            return [events[event_id] for event_id in ids if event_id in events]
+        return [Event.from_record(record) for record in self._backend.fetch(self.namespace, "events", list(ids))]
+
+    def event_weight(self, event_id: str, at_turn: int | None = None) -> float:
+        event = self.get_event(event_id)
+        return weight_at(event.weight, event.status, self.current_turn if at_turn is None else at_turn)
+
+    def element_weight(self, element_id: str, at_turn: int | None = None) -> float:
+        element = self.get_element(element_id)
+        return weight_at(element.weight, "active", self.current_turn if at_turn is None else at_turn)
+
+    def has_ingestion_receipt(self, receipt_id: str) -> bool:
+        return isinstance(receipt_id, str) and receipt_id.strip() in self._section("ingestionReceipts")
+
+    def export_snapshot(self) -> dict[str, Any]:
+        """The whole namespace as a v7 snapshot dict (camelCase), independent of the engine's objects."""
+        snapshot: dict[str, Any] = {
+            "schemaVersion": SCHEMA_VERSION, "currentTurn": self.current_turn, "blockTurnSize": self.block_turn_size,
+            "blockDecayLambda": self.block_decay_lambda,
+        }
+        for section in SECTION_KEYS:
+            snapshot[section] = [item.to_record() for item in self._section(section).values()]
+        return snapshot
+
+    # blocks -------------------------------------------------------------------------------------------------
+    def _block_position(self, block: Block) -> tuple[int, int]:
+        """(position, latest position) of a block in its thread."""
+        thread = self._thread_blocks().get(block.thread_id, [])
+        return thread.index(block.id) + 1, len(thread)
+
+    def block_level(self, block: Block) -> int:
+        """The level a block shows now (v7: decayed by blocks sealed in its thread since its anchor)."""
+        _position, latest = self._block_position(block)
+        return decayed_block_level(block.pointer_anchor_level, block.pointer_anchor_block_position, latest,
+                                   self.block_decay_lambda)
+
+    def _context_entry(self, block: Block, level: int) -> BlockContextEntry:
+        position, latest = self._block_position(block)
+        return BlockContextEntry(block.id, block.thread_id, block.turn_range, max(0, latest - position), level,
+                                 block_level_label(level), render_block(block, level))
+
+    def get_block_context(self, thread_id: str | None = None) -> list[BlockContextEntry]:
+        """Every block (or one thread's) rendered at its current level. Pure: nothing is written."""
+        return [self._context_entry(block, self.block_level(block)) for block in
+                sorted(self.list_blocks(thread_id), key=lambda b: b.sequence)]
+
+    def expand_block(self, block_id: str, target_level: object = "next", source: str = "agent", *,
+                     journal_entry: Mapping[str, Any] | None = None) -> BlockContextEntry:
+        """Lift (or lower) a block to a level; it then decays again from the thread's latest position."""
+        self._require_writable()
+        require_choice(source, "source", ("user", "agent"))
+        block = self.get_block(block_id)
+        level = normalize_block_level(target_level, self.block_level(block))
+        _position, latest = self._block_position(block)
+        tx = Mutation(self._state)
+        lifted = tx.edit("blocks", block_id)
+        lifted.pointer_current_level = lifted.pointer_anchor_level = level
+        lifted.pointer_anchor_block_position = latest
+        lifted.last_lifted_at = self._stamp()
+        lifted.last_lifted_by = source
+        self._journal(tx, journal_entry)
+        self._commit(tx)
+        return self._context_entry(self.get_block(block_id), level)
+
+    def set_block_decay_lambda(self, value: float) -> None:
+        lam = require_number(value, "block_decay_lambda")
+        if lam < 0:
+            raise InvalidInputError("block_decay_lambda must be a non-negative finite number")
+        if lam == self.block_decay_lambda:
+            return
+        tx = Mutation(self._state)
+        tx.set_space("blockDecayLambda", lam)
+        self._commit(tx)
+
+    # turns and sealing ---------------------------------------------------------------------------------------
+    def append_turn(
+        self,
+        user: str,
+        assistant: str,
+        *,
+        created_at: Any = None,
+        thread_id: str | None = None,
+        user_tool_calls: Iterable[Any] | None = None,
+        assistant_tool_calls: Iterable[Any] | None = None,
+        receipt_id: str | None = None,
+        defer_processing: bool = False,
+    ) -> TurnResult:
+        """Store one user+assistant turn; seal a block when the thread's tail reaches `block_turn_size` turns,
+        then run one extraction and one projection step. A repeated `receipt_id` is ignored (nothing written)."""
+        self._require_writable()
+        user = require_str(user, "user", max_length=MAX_MESSAGE_LENGTH)
+        assistant = require_str(assistant, "assistant", max_length=MAX_MESSAGE_LENGTH)
+        receipt_id = optional_id(receipt_id, "receipt_id")
+        thread_id = optional_id(thread_id, "thread_id")
+        user_calls = _tool_traces(user_tool_calls, "user_tool_calls")
+        assistant_calls = _tool_traces(assistant_tool_calls, "assistant_tool_calls")
+        stamp = to_utc8_iso(self._now() if created_at is None else created_at)
+        if receipt_id is not None and receipt_id in self._section("ingestionReceipts"):
+            return TurnResult(duplicate=True)
+        tx = Mutation(self._state)
+        tx.current_turn = self._state.current_turn + 1
+        tx.put("openTail", Message(self._new_id("msg"), "user", user, stamp, thread_id, user_calls))
+        tx.put("openTail", Message(self._new_id("msg"), "assistant", assistant, stamp, thread_id, assistant_calls))
+        if receipt_id is not None:
+            tx.put("ingestionReceipts", IngestionReceipt(receipt_id, stamp))
+        self._commit(tx)
+        if defer_processing:
+            return TurnResult()
+        if self._pending_block_messages(thread_id) is None:
+            return TurnResult(projected_elements=self._project_step())
+        block = self._seal(thread_id)
+        extracted = self._extract_step()
+        return TurnResult(block, extracted, self._project_step())
+
+    def _pending_block_messages(self, thread_id: str | None) -> list[Message] | None:
+        """The messages of the thread's next block, or None while it has fewer than `block_turn_size` turns."""
+        size = self.block_turn_size
+        users = 0
+        pending: list[Message] = []
+        for message in self._section("openTail").values():
+            if message.thread_id != thread_id:
+                continue
+            if message.role == "user":
+                if users == size:
+                    return pending
+                users += 1
+            pending.append(message)
+        return pending if users == size else None
+
+    def _seal(self, thread_id: str | None) -> Block:
+        raw = self._pending_block_messages(thread_id)
+        if raw is None:
+            raise StrataGateError("Open tail does not contain enough turns to seal a block")
+        raw_ids = [message.id for message in raw]
+        messages = copy.deepcopy(raw)
+        summary = default_summary(messages) if self._summarizer is None else coerce_summary(
+            call_model(self._summarizer, copy.deepcopy(messages)))
+        thread = self._thread_blocks().get(thread_id, [])
+        blocks = self._section("blocks")
+        start = blocks[thread[-1]].end_turn + 1 if thread else 1
+        sequence = max((block.sequence for block in blocks.values()), default=0) + 1
+        current = self._pending_block_messages(thread_id)
+        if current is None or [message.id for message in current] != raw_ids:
+            raise StrataGateError("Open tail changed while the block summary was being prepared")
+        block = Block(
+            id=self._new_id("blk"), thread_id=thread_id, sequence=sequence, start_turn=start,
+            end_turn=start + self.block_turn_size - 1, created_at=messages[-1].created_at,
+            should_extract=summary.should_extract, l0_title=summary.title, l0_tags=summary.tags,
+            l1_summary=summary.summary, l2_keypoints=summary.keypoints,
+            l3_condensed=condense_transcript(messages), l4_readable=format_readable_transcript(messages),
+            l5_raw=messages, pointer_current_level=5, pointer_anchor_level=5,
+            pointer_anchor_block_position=len(thread) + 1,
+        )
+        tx = Mutation(self._state)
+        tx.put("blocks", block)
+        for message_id in raw_ids:
+            tx.delete("openTail", message_id)
+        self._commit(tx)
+        return self.get_block(block.id)
+
+    def _next_sealable_thread(self) -> tuple[str | None] | None:
+        counts: dict[str | None, int] = {}
+        for message in self._section("openTail").values():
+            if message.role == "user":
+                counts[message.thread_id] = counts.get(message.thread_id, 0) + 1
+                if counts[message.thread_id] >= self.block_turn_size:
+                    return (message.thread_id,)
+        return None
+
+    # extraction ---------------------------------------------------------------------------------------------
+    def _neighbours(self, block: Block) -> tuple[Block | None, Block | None]:
+        thread = self._thread_blocks().get(block.thread_id, [])
+        index = thread.index(block.id)
+        blocks = self._section("blocks")
+        previous = blocks[thread[index - 1]] if index > 0 else None
+        following = blocks[thread[index + 1]] if index + 1 < len(thread) else None
+        return previous, following
+
+    def _eligible_extraction(self, statuses: tuple[str | None, ...], block_id: str | None = None) -> Block | None:
+        if self._extractor is None or len(self._section("blocks")) < 2:
+            return None
+        jobs = self._section("extractionJobs")
+        for block in sorted(self._section("blocks").values(), key=lambda b: b.sequence):
+            if block_id is not None and block.id != block_id:
+                continue
+            if not block.should_extract or self._neighbours(block)[1] is None:
+                continue
+            job = jobs.get(block.id)
+            if (job.status if job else None) in statuses:
+                return block
+        return None
+
+    def _timeline(self) -> list[TimelineEntry]:
+        return [TimelineEntry(event.id, event.title, copy.deepcopy(event.temporal)) for event in self.list_events()]
+
+    def _extract_step(self, *, include_skipped: bool = False, block_id: str | None = None) -> list[Event]:
+        statuses: tuple[str | None, ...] = (None, "failed", "skipped") if include_skipped else (None, "failed")
+        target = self._eligible_extraction(statuses, block_id)
+        if target is None:
+            return []
+        return self._run_extraction(target, statuses)
+
+    def _run_extraction(self, target: Block, statuses: tuple[str | None, ...]) -> list[Event]:
+        assert self._extractor is not None
+        previous_job = self._section("extractionJobs").get(target.id)
+        if (previous_job.status if previous_job else None) not in statuses:
+            raise JobStateError(f"Extraction block {target.id} is already {previous_job.status}")  # type: ignore[union-attr]
+        tx = Mutation(self._state)
+        tx.put("extractionJobs", ExtractionJob(target.id, "running", (previous_job.attempts if previous_job else 0) + 1,
+                                               None, self._stamp()))
+        self._commit(tx)
+        self._running_jobs.add(target.id)
+        try:
+            previous, following = self._neighbours(target)
+            request = ExtractionRequest(copy.deepcopy(previous), copy.deepcopy(target), copy.deepcopy(following),
+                                        self._timeline)
+            try:
+                result = coerce_extraction(call_model(self._extractor, request))
+            except Exception as error:
+                self._finish_extraction(target.id, "failed", error_message(error))
+                raise
+            if result.should_extract and not result.events:
+                reason = "Extractor requested extraction but returned no valid events"
+                reason += f": {result.reason.strip()}" if result.reason.strip() else "."
+                self._finish_extraction(target.id, "failed", reason)
+                raise JobStateError(reason)
+            return self._store_extraction(target, result.events if result.should_extract else [],
+                                          "succeeded" if result.should_extract else "skipped")
+        finally:
+            self._running_jobs.discard(target.id)
+
+    def _finish_extraction(self, block_id: str, status: str, error: str | None) -> None:
+        tx = Mutation(self._state)
+        job = tx.edit("extractionJobs", block_id)
+        job.status, job.last_error, job.updated_at = status, error, self._stamp()
+        self._commit(tx)
+
+    def _store_extraction(self, target: Block, raw_events: list[Any], status: str) -> list[Event]:
+        now = self._stamp()
+        tx = Mutation(self._state)
+        try:
+            added = []
+            for index, raw in enumerate(raw_events):
+                if not isinstance(raw, Mapping):
+                    raise InvalidInputError(f"extractor event {index} must be a dict")
+                data = event_ops.event_input(raw, f"extractor event {index}")
+                added.append(event_ops.add_event(tx, data, event_id=data.id or self._new_id("evt"),
+                                                 source_block_id=target.id, now=now))
+        except StrataGateError as error:
+            self._finish_extraction(target.id, "failed", str(error))
+            raise
+        if added:
+            self._queue_projection(tx, [event.id for event in added], now)
+        job = tx.edit("extractionJobs", target.id)
+        job.status, job.last_error, job.updated_at = status, None, now
+        self._commit(tx)
+        return [self.get_event(event.id) for event in added]
+
+    # projection ---------------------------------------------------------------------------------------------
+    def _queue_projection(self, tx: Mutation, event_ids: list[str], now: str) -> None:
+        ids = unique_in_order(event_id for event_id in event_ids if tx.get("events", event_id) is not None)
+        if ids:
+            tx.put("elementProjectionJobs", ElementProjectionJob(self._new_element_id("proj"), ids, "pending", 0, [],
+                                                                 None, None, now, now))
+
+    def _claimable_job(self) -> ElementProjectionJob | None:
+        return next((job for job in self._section("elementProjectionJobs").values()
+                     if job.status in ("pending", "failed")), None)
+
+    def claim_next_element_projection(self) -> ProjectionClaim | None:
+        self._require_writable()
+        job = self._claimable_job()
+        if job is None:
+            return None
+        events = [event for event in (self._section("events").get(eid) for eid in job.source_event_ids) if event]
+        if not events:
+            raise JobStateError(f"Element projection {job.id} has no available source events")
+        tx = Mutation(self._state)
+        claimed = tx.edit("elementProjectionJobs", job.id)
+        claimed.status, claimed.attempts, claimed.last_error = "running", claimed.attempts + 1, None
+        claimed.updated_at = self._stamp()
+        self._commit(tx)
+        return ProjectionClaim(job.id, copy.deepcopy(events), copy.deepcopy(self.list_elements()))
+
+    def complete_element_projection(self, job_id: str, result: Any) -> list[Element]:
+        self._require_writable()
+        job = self._section("elementProjectionJobs").get(job_id)
+        if job is None:
+            raise UnknownIdError(f"Unknown element projection: {job_id}")
+        if job.status == "completed":
+            return [self._section("elements")[eid] for eid in job.element_ids if eid in self._section("elements")]
+        if job.status != "running":
+            raise JobStateError(f"Element projection {job_id} is {job.status}, not running")
+        outcome = coerce_projection(result)
+        now = self._stamp()
+        tx = Mutation(self._state)
+        claimed = tx.edit("elementProjectionJobs", job_id)
+        touched = apply_element_changes(tx, claimed, outcome.changes, now=now, new_id=self._new_element_id)
+        reason = utf16_cut(collapse_whitespace(outcome.reason), 500)
+        if not touched and claimed.source_event_ids:
+            count = len(claimed.source_event_ids)
+            reason = f"0 changes projected from {count} events: {reason}" if reason else f"0 changes projected from {count} events."
+        claimed.status, claimed.element_ids = "completed", touched
+        claimed.reason, claimed.last_error, claimed.updated_at = utf16_cut(reason, 500) or None, None, now
+        self._commit(tx)
+        return [self.get_element(element_id) for element_id in touched]
+
+    def fail_element_projection(self, job_id: str, error: Any) -> None:
+        self._require_writable()
+        job = self._section("elementProjectionJobs").get(job_id)
+        if job is None:
+            raise UnknownIdError(f"Unknown element projection: {job_id}")
+        if job.status == "completed":
+            return
+        tx = Mutation(self._state)
+        failed = tx.edit("elementProjectionJobs", job_id)
+        failed.status = "failed"
+        failed.last_error = error_message(error) if isinstance(error, BaseException) else str(error)
+        failed.updated_at = self._stamp()
+        self._commit(tx)
+
+    def _project_step(self) -> list[Element]:
+        if self._projector is None or self._claimable_job() is None:
+            return []
+        claim = self.claim_next_element_projection()
+        if claim is None:
+            return []
+        self._running_jobs.add(claim.job_id)
+        try:
+            try:
+                result = call_model(self._projector, ProjectionRequest(claim.job_id, claim.events, claim.existing_elements))
+            except Exception as error:
+                self.fail_element_projection(claim.job_id, error)
+                raise
+            return self.complete_element_projection(claim.job_id, result)
+        finally:
+            self._running_jobs.discard(claim.job_id)
+
+    # recovery -----------------------------------------------------------------------------------------------
+    def _is_stale(self, updated_at: str, lease: timedelta) -> bool:
+        try:
+            age_ms = epoch_ms(self._now()) - epoch_ms(updated_at)
+        except InvalidInputError:
+            return True
+        return age_ms >= lease / timedelta(milliseconds=1)
+
+    def recover_interrupted_jobs(self, lease: timedelta = JOB_LEASE) -> int:
+        """Mark `running` jobs whose last update is older than `lease` as failed, so they are retried.
+
+        The reference failed every running job whenever a namespace was opened, which sabotaged a worker still
+        running in another process (§11.9). Here a job counts as interrupted only once its lease has expired,
+        and jobs this instance is running are never touched. Returns how many jobs were recovered."""
+        self._require_writable()
+        tx = Mutation(self._state)
+        for job in self.list_extraction_jobs():
+            if job.status == "running" and job.block_id not in self._running_jobs and self._is_stale(job.updated_at, lease):
+                edited = tx.edit("extractionJobs", job.block_id)
+                edited.status, edited.last_error, edited.updated_at = "failed", EXTRACTION_INTERRUPTED, self._stamp()
+        for job in self.list_element_projection_jobs():
+            if job.status == "running" and job.id not in self._running_jobs and self._is_stale(job.updated_at, lease):
+                edited = tx.edit("elementProjectionJobs", job.id)
+                edited.status, edited.last_error, edited.updated_at = "failed", PROJECTION_INTERRUPTED, self._stamp()
+        count = sum(len(items) for items in tx.changed.values())
+        if count:
+            self._commit(tx)
+        return count
+
+    def resume_pending_work(self, *, retry_skipped: bool = False, job_lease: timedelta = JOB_LEASE) -> WorkResult:
+        """Seal every full tail, run every eligible extraction and projection (after recovering jobs whose
+        lease expired). Errors abort the resume and propagate."""
+        self._require_writable()
+        self.recover_interrupted_jobs(job_lease)
+        work = WorkResult()
+        while (sealable := self._next_sealable_thread()) is not None:
+            work.sealed_blocks.append(self._seal(sealable[0]))
+            work.extracted_events += self._extract_step()
+            work.projected_elements += self._project_step()
+        while self._eligible_extraction((None, "failed")) is not None:
+            work.extracted_events += self._extract_step()
+            work.projected_elements += self._project_step()
+        if retry_skipped:
+            jobs = self._section("extractionJobs")
+            for block in self.list_blocks():
+                job = jobs.get(block.id)
+                if job and job.status == "skipped" and block.should_extract and self._neighbours(block)[1] is not None:
+                    work.extracted_events += self._extract_step(include_skipped=True, block_id=block.id)
+        while self._projector is not None and self._claimable_job() is not None:
+            work.projected_elements += self._project_step()
+        return work
+
+    # events -------------------------------------------------------------------------------------------------
+    def _journal(self, tx: Mutation, entry: Mapping[str, Any] | None) -> None:
+        if entry is not None:
+            if not isinstance(entry, Mapping):
+                raise InvalidInputError("journal_entry must be a dict")
+            tx.journal.append(dict(entry))
+
+    def add_event(
+        self,
+        title: str,
+        summary: str = "",
+        *,
+        source_block_id: str,
+        narrative: str = "",
+        tags: Sequence[str] = (),
+        quotes: Sequence[str] = (),
+        source_message_ids: Sequence[str] = (),
+        temporal: Any = None,
+        scope: str = "user",
+        criticality: str = "routine",
+        confidence: float | None = None,
+        id: str | None = None,
+        supersedes: Sequence[str] = (),
+        journal_entry: Mapping[str, Any] | None = None,
+    ) -> Event:
+        """Add an event card against a sealed block; `supersedes` (or temporal.supersedesEventIds) replaces older
+        events. Queues one projection job. Unknown ids in `supersedes` are an error."""
+        self._require_writable()
+        data = event_ops.event_input({
+            "title": title, "summary": summary, "narrative": narrative, "tags": list(tags), "quotes": list(quotes),
+            "source_message_ids": list(source_message_ids), "source_block_id": source_block_id, "temporal": temporal,
+            "scope": scope, "criticality": criticality, "confidence": confidence, "id": id,
+        })
+        if isinstance(supersedes, str):
+            raise InvalidInputError("supersedes must be a list of event ids")
+        extra = [require_id(old, f"supersedes[{index}]") for index, old in enumerate(supersedes)]
+        if extra:
+            if data.temporal is None:
+                data.temporal = event_ops.coerce_temporal({"mentionedAt": self._stamp()})
+            data.temporal.supersedes_event_ids = unique_in_order([*(data.temporal.supersedes_event_ids or []), *extra])
+        now = self._stamp()
+        tx = Mutation(self._state)
+        event = event_ops.add_event(tx, data, event_id=data.id or self._new_id("evt"),
+                                    source_block_id=data.source_block_id or "", now=now, strict_supersedes=bool(extra))
+        self._queue_projection(tx, [event.id], now)
+        self._journal(tx, journal_entry)
+        self._commit(tx)
+        return self.get_event(event.id)
+
+    def _curate(self, event_id: str, change: Callable[[Mutation, str], Any],
+                journal_entry: Mapping[str, Any] | None) -> EventChange:
+        self._require_writable()
+        before = copy.deepcopy(self.get_event(event_id))
+        tx = Mutation(self._state)
+        change(tx, self._stamp())
+        self._journal(tx, journal_entry)
+        self._commit(tx)
+        return EventChange(before, self.get_event(event_id))
+
+    def pin_event(self, event_id: str, pinned: bool = True, *,
+                  journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        require_bool(pinned, "pinned")
+
+        def pin(tx: Mutation, now: str) -> None:
+            event = event_ops.edit_event(tx, event_id)
+            event.weight.pinned, event.updated_at = pinned, now
+        return self._curate(event_id, pin, journal_entry)
+
+    def unpin_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        return self.pin_event(event_id, False, journal_entry=journal_entry)
+
+    def forget_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        """Hide an event from search and give it weight 0; reversible with `restore_event`."""
+        return self._curate(event_id, lambda tx, now: event_ops.set_status(tx, event_id, "forgotten", now), journal_entry)
+
+    def archive_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        return self._curate(event_id, lambda tx, now: event_ops.set_status(tx, event_id, "archived", now), journal_entry)
+
+    def restore_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        """Undo forget/archive (back to superseded when a newer event replaced it)."""
+        return self._curate(event_id, lambda tx, now: event_ops.restore(tx, event_id, now), journal_entry)
+
+    def supersede_event(self, old_id: str, new_id: str, *,
+                        journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        """Mark `old_id` as replaced by `new_id` (both must exist and differ)."""
+        self.get_event(new_id)
+        if old_id == new_id:
+            raise InvalidInputError(f"An event cannot supersede itself: {old_id}")
+        return self._curate(old_id, lambda tx, now: event_ops.supersede(tx, old_id, new_id, now), journal_entry)
+
+    def unsupersede_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
+        """Undo a supersession: the event is active again and loses the 0.1 cap."""
+        return self._curate(event_id, lambda tx, now: event_ops.unsupersede(tx, event_id, now), journal_entry)
+
+    # usage --------------------------------------------------------------------------------------------------
+    def record_memory_use(
+        self,
+        refs: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+        *,
+        event_ids: Sequence[str] = (),
+        element_ids: Sequence[str] = (),
+        receipt_id: str | None = None,
+        audit: Mapping[str, Any] | None = None,
+        journal_entry: Mapping[str, Any] | None = None,
+    ) -> UsageReceipt | None:
+        """Count an answer's use of memories (mention count +1, adopted now). Idempotent per `receipt_id`;
+        a persistent memory requires one. Unknown ids are an error."""
+        self._require_writable()
+        events_in: list[Any] = list(event_ids)
+        elements_in: list[Any] = list(element_ids)
+        if isinstance(refs, Mapping):
+            events_in += list(refs.get("eventIds", refs.get("event_ids", [])) or [])
+            elements_in += list(refs.get("elementIds", refs.get("element_ids", [])) or [])
+        elif refs is not None:
+            if isinstance(refs, str):
+                raise InvalidInputError("refs must be a list of event ids or a dict of eventIds/elementIds")
+            events_in += list(refs)
+        events = unique_in_order(require_id(value, "event_ids") for value in events_in)
+        elements = unique_in_order(require_id(value, "element_ids") for value in elements_in)
+        receipt = optional_id(receipt_id, "receipt_id")
+        if receipt is None and not self._ephemeral:
+            raise InvalidInputError("Persistent record_memory_use requires a non-empty receipt_id")
+        if audit is not None:
+            if not isinstance(audit, Mapping):
+                raise InvalidInputError("audit must be a dict")
+            try:
+                audit = json.loads(json.dumps(audit, allow_nan=False))
+            except (TypeError, ValueError) as error:
+                raise InvalidInputError(f"audit must hold JSON values: {error}") from error
+        if receipt is not None:
+            existing = self._section("usageReceipts").get(receipt)
+            if existing is not None:
+                if existing.event_ids == events and existing.element_ids == elements and (existing.audit or None) == (audit or None):
+                    return existing
+                raise InvalidInputError(
+                    f"Usage receipt {receipt} was already recorded with different memory IDs or audit metadata")
+        for event_id in events:
+            self.get_event(event_id)
+        for element_id in elements:
+            self.get_element(element_id)
+        now = self._stamp()
+        tx = Mutation(self._state)
+        turn = self.current_turn
+        for event_id in events:
+            if self._section("events")[event_id].status in ("forgotten", "archived"):
+                continue
+            event = tx.edit("events", event_id)
+            event.weight.mention_count += 1
+            event.weight.last_adopted_turn, event.updated_at = turn, now
+        for element_id in elements:
+            element = tx.edit("elements", element_id)
+            element.weight.mention_count += 1
+            element.weight.last_adopted_turn, element.updated_at = turn, now
+        stored = None
+        if receipt is not None:
+            stored = UsageReceipt(receipt, events, elements, now, dict(audit) if audit else None)
+            tx.put("usageReceipts", stored)
+        self._journal(tx, journal_entry)
+        self._commit(tx)
+        return stored
+
+    def record_successful_model_responses(self, responses: Iterable[Any]) -> None:
+        self._require_writable()
+        items = [response if isinstance(response, ModelResponse) else ModelResponse(
+            require_id(response.get("id"), "response.id"), require_choice(response.get("kind"), "response.kind",
+                                                                          ("summarizer", "extractor", "projector")),
+            require_str(response.get("response"), "response.response"),
+            to_utc8_iso(response.get("createdAt") or response.get("created_at") or self._now()))
+            for response in responses]
+        if not items:
+            return
+        known = self._section("successfulModelResponses")
+        fresh = [item for item in items if item.id not in known]
+        if not fresh:
+            return
+        tx = Mutation(self._state)
+        for item in fresh:
+            tx.put("successfulModelResponses", item)
+        kept = [*known, *(item.id for item in fresh)]
+        for old in kept[:-MODEL_RESPONSE_HISTORY_LIMIT]:
+            if old in known:
+                tx.delete("successfulModelResponses", old)
+        self._commit(tx)
+
+    # retrieval ----------------------------------------------------------------------------------------------
+    def search_events(self, query: str, **options: Any) -> Any:
+        """Hybrid BM25 + structured + RRF search over active and superseded events (see `Retrieval`)."""
+        return self.retrieval.search_events(query, **options)
+
+    def search_elements(self, query: str, **options: Any) -> Any:
+        return self.retrieval.search_elements(query, **options)
+
+    def search_raw_memory(self, query: str, limit: int = 6) -> Any:
+        return self.retrieval.search_raw_memory(query, limit)
+
+    def expand_element(self, element_id: str, at: str | None = None) -> Element:
+        """The element as it stood at `at` (facts valid then, bounds inclusive), or as it is now."""
+        if at is not None and not isinstance(at, str):
+            raise InvalidInputError(f"at must be a date string, got {type(at).__name__}")
+        return element_view_at(self.get_element(element_id), at)
+
+    def expand_event(self, event_id: str) -> Event:
+        return copy.deepcopy(self.get_event(event_id))
+
+    def assess_retrieval(self, assessment: Mapping[str, Any], latest_refs: Iterable[str]) -> RetrievalAssessment:
+        return normalize_retrieval_assessment(assessment, set(latest_refs))
+
+
+def in_memory(**options: Any) -> StrataGate:
+    """An ephemeral memory (nothing written to disk). Options as for `open`, plus `namespace`."""
+    namespace = options.pop("namespace", "memory")
+    return StrataGate.open_with_backend(MemoryBackend(), namespace, ephemeral=True, **options)
+
+
+def open(database: str | os.PathLike[str], namespace: str, *, read_only: bool = False,
+         timeout: float = 5.0, **options: Any) -> StrataGate:
+    """Open (creating if needed) a namespace in a SQLite file or SQLAlchemy URL. `read_only` opens for
+    inspection: nothing is ever written and the file stays byte-identical."""
+    if isinstance(database, str) and not database.strip():
+        raise InvalidInputError("Database path must not be empty")
+    from stratagate.storage.sql import open_backend
+
+    backend = open_backend(database.strip() if isinstance(database, str) else database, read_only=read_only,
+                           timeout=timeout)
+    try:
+        return StrataGate.open_with_backend(backend, namespace, **options)
+    except BaseException:
+        backend.close()
+        raise
+
+
+__all__ = ["BLOCK_DECAY_LAMBDA", "EventChange", "ProjectionClaim", "StrataGate", "TurnResult", "WorkResult",
+           "in_memory", "open"]

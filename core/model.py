@@ -1,0 +1,462 @@
+"""The engine's model objects: dataclasses with snake_case attributes.
+
+Each converts to and from its record, the camelCase dict of the v7 snapshot (`from_record` / `to_record`);
+records are what crosses the storage boundary. Optional keys that are absent in a record stay absent after a
+round trip. Objects returned by `StrataGate` read methods are the engine's own: treat them as read-only (every
+mutation works on copies and swaps them in after the storage commit).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Record = dict[str, Any]
+LiftSource = Literal["user", "agent"]
+
+EVENT_SCOPES = ("user", "project", "session")
+CRITICALITIES = ("routine", "preference", "identity", "safety")
+EVENT_STATUSES = ("active", "superseded", "forgotten", "archived")
+ELEMENT_TYPES = ("person", "project", "organization", "tool", "place")
+FACT_MODES = ("state", "set", "relation")
+FACT_STATUSES = ("active", "superseded", "disputed")
+
+
+def _optional(record: Record, key: str, value: Any) -> None:
+    if value is not None:
+        record[key] = value
+
+
+@dataclass
+class ToolTrace:
+    """A tool call attached to a message: its name, and optionally its arguments and result (any JSON)."""
+
+    name: str
+    arguments: Any = None
+    result: Any = None
+
+    @classmethod
+    def from_record(cls, record: Record) -> ToolTrace:
+        return cls(record["name"], copy.deepcopy(record.get("arguments")), copy.deepcopy(record.get("result")))
+
+    def to_record(self) -> Record:
+        record: Record = {"name": self.name}
+        _optional(record, "arguments", copy.deepcopy(self.arguments))
+        _optional(record, "result", copy.deepcopy(self.result))
+        return record
+
+
+@dataclass
+class Message:
+    id: str
+    role: str
+    content: str
+    created_at: str
+    thread_id: str | None = None
+    tool_calls: list[ToolTrace] | None = None
+
+    @classmethod
+    def from_record(cls, record: Record) -> Message:
+        calls = record.get("toolCalls")
+        return cls(
+            record["id"], record["role"], record["content"], record["createdAt"], record.get("threadId") or None,
+            None if calls is None else [ToolTrace.from_record(call) for call in calls],
+        )
+
+    def to_record(self) -> Record:
+        record: Record = {"id": self.id, "role": self.role, "content": self.content, "createdAt": self.created_at}
+        _optional(record, "threadId", self.thread_id)
+        if self.tool_calls is not None:
+            record["toolCalls"] = [call.to_record() for call in self.tool_calls]
+        return record
+
+
+@dataclass
+class Block:
+    """A sealed run of `block_turn_size` turns with its six renderings and its decay pointer."""
+
+    id: str
+    sequence: int
+    start_turn: int
+    end_turn: int
+    created_at: str
+    should_extract: bool
+    l0_title: str
+    l0_tags: list[str]
+    l1_summary: str
+    l2_keypoints: list[str]
+    l3_condensed: str
+    l4_readable: str
+    l5_raw: list[Message]
+    pointer_current_level: int = 5
+    pointer_anchor_level: int = 5
+    pointer_anchor_block_position: int = 1
+    last_lifted_at: str | None = None
+    last_lifted_by: LiftSource | None = None
+    thread_id: str | None = None
+
+    @property
+    def turn_range(self) -> tuple[int, int]:
+        return (self.start_turn, self.end_turn)
+
+    @property
+    def lift_source(self) -> str | None:
+        """'user', 'agent', 'legacy' (lifted before v7 recorded who lifted), or None if never lifted."""
+        if self.last_lifted_by:
+            return self.last_lifted_by
+        return "legacy" if self.last_lifted_at else None
+
+    @classmethod
+    def from_record(cls, record: Record) -> Block:
+        return cls(
+            id=record["id"], thread_id=record.get("threadId") or None, sequence=record["sequence"],
+            start_turn=record["startTurn"], end_turn=record["endTurn"], created_at=record["createdAt"],
+            should_extract=record["shouldExtract"], l0_title=record["l0Title"], l0_tags=list(record["l0Tags"]),
+            l1_summary=record["l1Summary"], l2_keypoints=list(record["l2Keypoints"]),
+            l3_condensed=record["l3Condensed"], l4_readable=record["l4Readable"],
+            l5_raw=[Message.from_record(message) for message in record["l5Raw"]],
+            pointer_current_level=record["pointerCurrentLevel"], pointer_anchor_level=record["pointerAnchorLevel"],
+            pointer_anchor_block_position=record["pointerAnchorBlockPosition"],
+            last_lifted_at=record.get("lastLiftedAt"), last_lifted_by=record.get("lastLiftedBy"),
+        )
+
+    def to_record(self) -> Record:
+        record: Record = {"id": self.id}
+        _optional(record, "threadId", self.thread_id)
+        record.update({
+            "sequence": self.sequence, "startTurn": self.start_turn, "endTurn": self.end_turn,
+            "createdAt": self.created_at, "shouldExtract": self.should_extract, "l0Title": self.l0_title,
+            "l0Tags": list(self.l0_tags), "l1Summary": self.l1_summary, "l2Keypoints": list(self.l2_keypoints),
+            "l3Condensed": self.l3_condensed, "l4Readable": self.l4_readable,
+            "l5Raw": [message.to_record() for message in self.l5_raw],
+            "pointerCurrentLevel": self.pointer_current_level, "pointerAnchorLevel": self.pointer_anchor_level,
+            "pointerAnchorBlockPosition": self.pointer_anchor_block_position,
+            "lastLiftedAt": self.last_lifted_at, "lastLiftedBy": self.last_lifted_by,
+        })
+        return record
+
+
+_TEMPORAL_FIELDS = {
+    "mentionedAt": "mentioned_at", "happenedStart": "happened_start", "happenedEnd": "happened_end",
+    "precision": "precision", "basis": "basis", "status": "status", "participants": "participants",
+    "eventType": "event_type", "originalText": "original_text", "supersedesEventIds": "supersedes_event_ids",
+    "conflictsWithEventIds": "conflicts_with_event_ids", "sameEventId": "same_event_id",
+    "beforeEventIds": "before_event_ids", "afterEventIds": "after_event_ids", "threadId": "thread_id",
+}
+
+
+@dataclass
+class EventTemporal:
+    """When an event was mentioned (`mentioned_at`) versus when it happened (`happened_start/_end`).
+
+    Caller-supplied strings are kept verbatim; keys the engine does not know are kept in `extra`."""
+
+    mentioned_at: str | None = None
+    happened_start: str | None = None
+    happened_end: str | None = None
+    precision: str | None = None
+    basis: str | None = None
+    status: str | None = None
+    participants: list[str] | None = None
+    event_type: str | None = None
+    original_text: str | None = None
+    supersedes_event_ids: list[str] | None = None
+    conflicts_with_event_ids: list[str] | None = None
+    same_event_id: str | None = None
+    before_event_ids: list[str] | None = None
+    after_event_ids: list[str] | None = None
+    thread_id: str | None = None
+    extra: Record = field(default_factory=dict)
+
+    @property
+    def chronology(self) -> str | None:
+        """The reference's chronology key without the createdAt fallback."""
+        return self.happened_start or self.happened_end or self.mentioned_at
+
+    @classmethod
+    def from_record(cls, record: Record) -> EventTemporal:
+        known = {attr: copy.deepcopy(record[key]) for key, attr in _TEMPORAL_FIELDS.items() if key in record}
+        extra = {key: copy.deepcopy(value) for key, value in record.items() if key not in _TEMPORAL_FIELDS}
+        return cls(**known, extra=extra)
+
+    def to_record(self) -> Record:
+        record: Record = {}
+        for key, attr in _TEMPORAL_FIELDS.items():
+            _optional(record, key, copy.deepcopy(getattr(self, attr)))
+        record.update(copy.deepcopy(self.extra))
+        return record
+
+
+@dataclass
+class EventWeight:
+    """Decay state shared by events and elements (`weights.memory_weight_at` turns it into a number)."""
+
+    mention_count: int = 1
+    last_adopted_turn: int = 0
+    last_retrieved_at: str | None = None
+    pinned: bool = False
+    floor_weight: float = 0.0
+    forced_cap: float | None = None
+
+    @classmethod
+    def from_record(cls, record: Record) -> EventWeight:
+        return cls(record["mentionCount"], record["lastAdoptedTurn"], record.get("lastRetrievedAt"),
+                   record["pinned"], record["floorWeight"], record.get("forcedCap"))
+
+    def to_record(self) -> Record:
+        return {"mentionCount": self.mention_count, "lastAdoptedTurn": self.last_adopted_turn,
+                "lastRetrievedAt": self.last_retrieved_at, "pinned": self.pinned,
+                "floorWeight": self.floor_weight, "forcedCap": self.forced_cap}
+
+
+MemoryWeight = EventWeight
+
+
+@dataclass
+class Event:
+    """An event card extracted from (or added against) one sealed block."""
+
+    id: str
+    title: str
+    summary: str
+    narrative: str
+    tags: list[str]
+    quotes: list[str]
+    source_message_ids: list[str]
+    source_block_id: str
+    temporal: EventTemporal
+    scope: str
+    criticality: str
+    confidence: float
+    status: str
+    superseded_by: str | None
+    weight: EventWeight
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def from_record(cls, record: Record) -> Event:
+        return cls(
+            id=record["id"], title=record["title"], summary=record["summary"], narrative=record["narrative"],
+            tags=list(record["tags"]), quotes=list(record["quotes"]),
+            source_message_ids=list(record["sourceMessageIds"]), source_block_id=record["sourceBlockId"],
+            temporal=EventTemporal.from_record(record["temporal"]), scope=record["scope"],
+            criticality=record["criticality"], confidence=record["confidence"], status=record["status"],
+            superseded_by=record.get("supersededBy"), weight=EventWeight.from_record(record["weight"]),
+            created_at=record["createdAt"], updated_at=record["updatedAt"],
+        )
+
+    def to_record(self) -> Record:
+        return {
+            "id": self.id, "title": self.title, "summary": self.summary, "narrative": self.narrative,
+            "tags": list(self.tags), "quotes": list(self.quotes), "sourceMessageIds": list(self.source_message_ids),
+            "sourceBlockId": self.source_block_id, "temporal": self.temporal.to_record(), "scope": self.scope,
+            "criticality": self.criticality, "confidence": self.confidence, "status": self.status,
+            "supersededBy": self.superseded_by, "weight": self.weight.to_record(),
+            "createdAt": self.created_at, "updatedAt": self.updated_at,
+        }
+
+
+@dataclass
+class ElementFact:
+    """One fact about an element, valid from `valid_from` to `valid_to` (superseded facts are kept)."""
+
+    id: str
+    key: str
+    mode: str
+    value: str | list[str]
+    source_event_ids: list[str]
+    status: str
+    created_at: str
+    updated_at: str
+    valid_from: str | None = None
+    valid_to: str | None = None
+    confidence: float | None = None
+
+    @property
+    def value_text(self) -> str:
+        return ", ".join(self.value) if isinstance(self.value, list) else self.value
+
+    @classmethod
+    def from_record(cls, record: Record) -> ElementFact:
+        value = record["value"]
+        return cls(
+            id=record["id"], key=record["key"], mode=record["mode"], value=list(value) if isinstance(value, list) else value,
+            source_event_ids=list(record["sourceEventIds"]), status=record["status"],
+            created_at=record["createdAt"], updated_at=record["updatedAt"], valid_from=record.get("validFrom") or None,
+            valid_to=record.get("validTo") or None, confidence=record.get("confidence"),
+        )
+
+    def to_record(self) -> Record:
+        record: Record = {"id": self.id, "key": self.key, "mode": self.mode,
+                          "value": list(self.value) if isinstance(self.value, list) else self.value}
+        _optional(record, "validFrom", self.valid_from)
+        _optional(record, "validTo", self.valid_to)
+        record["sourceEventIds"] = list(self.source_event_ids)
+        _optional(record, "confidence", self.confidence)
+        record.update({"status": self.status, "createdAt": self.created_at, "updatedAt": self.updated_at})
+        return record
+
+
+@dataclass
+class Element:
+    """A person, project, organization, tool or place, with its fact history."""
+
+    id: str
+    name: str
+    type: str
+    aliases: list[str]
+    current_state: str
+    facts: list[ElementFact]
+    source_event_ids: list[str]
+    source_message_ids: list[str]
+    weight: EventWeight
+    created_at: str
+    updated_at: str
+
+    def fact(self, fact_id: str) -> ElementFact | None:
+        return next((fact for fact in self.facts if fact.id == fact_id), None)
+
+    @classmethod
+    def from_record(cls, record: Record) -> Element:
+        return cls(
+            id=record["id"], name=record["name"], type=record["type"], aliases=list(record["aliases"]),
+            current_state=record["currentState"], facts=[ElementFact.from_record(fact) for fact in record["facts"]],
+            source_event_ids=list(record["sourceEventIds"]),
+            source_message_ids=list(record.get("sourceMessageIds", [])),
+            weight=EventWeight.from_record(record["weight"]), created_at=record["createdAt"],
+            updated_at=record["updatedAt"],
+        )
+
+    def to_record(self) -> Record:
+        return {
+            "id": self.id, "name": self.name, "type": self.type, "aliases": list(self.aliases),
+            "currentState": self.current_state, "facts": [fact.to_record() for fact in self.facts],
+            "sourceEventIds": list(self.source_event_ids), "sourceMessageIds": list(self.source_message_ids),
+            "weight": self.weight.to_record(), "createdAt": self.created_at, "updatedAt": self.updated_at,
+        }
+
+
+@dataclass
+class ExtractionJob:
+    block_id: str
+    status: str
+    attempts: int
+    last_error: str | None
+    updated_at: str
+
+    @property
+    def id(self) -> str:
+        return self.block_id
+
+    @classmethod
+    def from_record(cls, record: Record) -> ExtractionJob:
+        return cls(record["blockId"], record["status"], record["attempts"], record.get("lastError"), record["updatedAt"])
+
+    def to_record(self) -> Record:
+        return {"blockId": self.block_id, "status": self.status, "attempts": self.attempts,
+                "lastError": self.last_error, "updatedAt": self.updated_at}
+
+
+@dataclass
+class ElementProjectionJob:
+    id: str
+    source_event_ids: list[str]
+    status: str
+    attempts: int
+    element_ids: list[str]
+    reason: str | None
+    last_error: str | None
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def from_record(cls, record: Record) -> ElementProjectionJob:
+        return cls(record["id"], list(record["sourceEventIds"]), record["status"], record["attempts"],
+                   list(record["elementIds"]), record.get("reason"), record.get("lastError"),
+                   record["createdAt"], record["updatedAt"])
+
+    def to_record(self) -> Record:
+        return {"id": self.id, "sourceEventIds": list(self.source_event_ids), "status": self.status,
+                "attempts": self.attempts, "elementIds": list(self.element_ids), "reason": self.reason,
+                "lastError": self.last_error, "createdAt": self.created_at, "updatedAt": self.updated_at}
+
+
+@dataclass
+class UsageReceipt:
+    """Which memories an answer adopted (`record_memory_use`), with the assessment audit if one was given."""
+
+    id: str
+    event_ids: list[str]
+    element_ids: list[str]
+    created_at: str
+    audit: Record | None = None
+
+    @classmethod
+    def from_record(cls, record: Record) -> UsageReceipt:
+        audit = record.get("audit")
+        return cls(record["id"], list(record["eventIds"]), list(record["elementIds"]), record["createdAt"],
+                   copy.deepcopy(audit) if audit is not None else None)
+
+    def to_record(self) -> Record:
+        record: Record = {"id": self.id, "eventIds": list(self.event_ids), "elementIds": list(self.element_ids)}
+        _optional(record, "audit", copy.deepcopy(self.audit))
+        record["createdAt"] = self.created_at
+        return record
+
+
+@dataclass
+class IngestionReceipt:
+    id: str
+    created_at: str
+
+    @classmethod
+    def from_record(cls, record: Record) -> IngestionReceipt:
+        return cls(record["id"], record["createdAt"])
+
+    def to_record(self) -> Record:
+        return {"id": self.id, "createdAt": self.created_at}
+
+
+@dataclass
+class ModelResponse:
+    """A successful model response kept for debugging (the last 5 are kept)."""
+
+    id: str
+    kind: str
+    response: str
+    created_at: str
+
+    @classmethod
+    def from_record(cls, record: Record) -> ModelResponse:
+        return cls(record["id"], record["kind"], record["response"], record["createdAt"])
+
+    def to_record(self) -> Record:
+        return {"id": self.id, "kind": self.kind, "response": self.response, "createdAt": self.created_at}
+
+
+SECTION_MODELS: dict[str, type] = {
+    "openTail": Message,
+    "blocks": Block,
+    "events": Event,
+    "elements": Element,
+    "extractionJobs": ExtractionJob,
+    "elementProjectionJobs": ElementProjectionJob,
+    "usageReceipts": UsageReceipt,
+    "ingestionReceipts": IngestionReceipt,
+    "successfulModelResponses": ModelResponse,
+}
+
+
+@dataclass
+class BlockContextEntry:
+    """One block as `get_block_context` / `expand_block` present it, rendered at its current level."""
+
+    id: str
+    thread_id: str | None
+    turn_range: tuple[int, int]
+    age: int
+    level: int
+    label: str
+    content: str

@@ -1,0 +1,429 @@
+"""Search orchestration: candidates, filters, structured rankings, the soft-filter and empty-query rules, RRF,
+limits, and explanations (spec §6.4–§6.6). BM25 comes from `stratagate.search` (one inverted index for events,
+one for element facts, built on first search and kept current on every write).
+
+Searches never write unless `record=True` is passed (then hits get `lastRetrievedAt`, as the reference does on
+every search). With `explain=True` each hit carries an explanation (its rank in every ranking, its BM25 term
+contributions per field) and the result list carries the candidates that were left out, and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stratagate.errors import InvalidInputError
+from stratagate.model import Element, ElementFact, Event, Message
+from stratagate.search.collation import locale_compare_key
+from stratagate.search.documents import element_fact_search_fields, event_search_fields
+from stratagate.search.index import ExplainedHit, InvertedIndex
+from stratagate.search.rrf import fuse
+from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
+from stratagate.state import Mutation
+from stratagate.timeutil import parse_js_date
+from stratagate.weights import weight_at
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
+
+EVENT_CANDIDATE_STATUSES = ("active", "superseded")
+TEMPORAL_INTENTS = ("first", "latest")
+
+
+@dataclass
+class HitExplanation:
+    """Why a hit ranked where it did."""
+
+    ranks: dict[str, int | None]
+    """0-based rank in each ranking that was fused (None: not in that ranking)."""
+    bm25: ExplainedHit | None = None
+    """BM25 score, idf per term and per-field term contributions (None when BM25 did not match it)."""
+
+
+@dataclass(frozen=True)
+class ExcludedCandidate:
+    id: str
+    reason: str
+    """'status forgotten' / 'status archived', 'filter mismatch: participants, eventType', 'cut by limit (rank N)'."""
+
+
+@dataclass
+class SearchExplanation:
+    query: str
+    tokens: list[str]
+    mode: str
+    """'bm25', 'hard filters' (all filters intersect), 'soft filters' (filters as boosts) or 'fallback'
+    (tokenless query, no ranking matched: every candidate by the structured order)."""
+    rankings: dict[str, list[str]]
+    excluded: list[ExcludedCandidate] = field(default_factory=list)
+
+
+class SearchHits(list):
+    """A list of hits; with `explain=True`, `.explanation` describes the rankings and exclusions."""
+
+    explanation: SearchExplanation | None = None
+
+
+@dataclass
+class EventHit:
+    event: Event
+    score: float
+    explanation: HitExplanation | None = None
+
+    @property
+    def id(self) -> str:
+        return self.event.id
+
+
+@dataclass
+class ElementHit:
+    element: Element
+    fact: ElementFact
+    score: float
+    explanation: HitExplanation | None = None
+
+    @property
+    def id(self) -> str:
+        return self.fact.id
+
+    @property
+    def element_id(self) -> str:
+        return self.element.id
+
+    @property
+    def name(self) -> str:
+        return self.element.name
+
+    @property
+    def type(self) -> str:
+        return self.element.type
+
+
+@dataclass
+class RawHit:
+    block_id: str
+    turn_range: tuple[int, int]
+    message: Message
+    nearby: list[Message]
+
+
+def _limit(value: Any, default: int, maximum: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInputError(f"limit must be a finite number, got {value!r}")
+    return int(min(maximum, max(1, value)))
+
+
+def _optional_text(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _chronology(event: Event) -> str:
+    temporal = event.temporal
+    for value in (temporal.happened_start, temporal.happened_end, temporal.mentioned_at):
+        if value is not None:
+            return value
+    return event.created_at
+
+
+def _parse_bound(value: str | None, missing: float) -> float:
+    if not value:
+        return missing
+    parsed = parse_js_date(value)
+    return math.nan if parsed is None else float(parsed)
+
+
+def _fused(rankings: list[tuple[str, list[str]]], limit: int, explain: bool,
+           explained_bm25: dict[str, ExplainedHit]) -> tuple[list[tuple[str, float, HitExplanation | None]], list[str]]:
+    """RRF over the rankings: the kept (id, score, explanation) and the ids cut by the limit."""
+    fused = fuse([ids for _name, ids in rankings])
+    kept = []
+    for hit in fused[:limit]:
+        explanation = None
+        if explain:
+            explanation = HitExplanation({name: rank for (name, _ids), rank in zip(rankings, hit.ranks, strict=True)},
+                                         explained_bm25.get(hit.id))
+        kept.append((hit.id, hit.score, explanation))
+    return kept, [hit.id for hit in fused[limit:]]
+
+
+class Retrieval:
+    """Searches over one memory. Built lazily by `StrataGate.retrieval`."""
+
+    def __init__(self, memory: StrataGate):
+        self._memory = memory
+        self._events: InvertedIndex | None = None
+        self._facts: InvertedIndex | None = None
+        self._fact_elements: dict[str, str] = {}
+        self._raw_tokens: dict[str, list[frozenset[str]]] = {}
+
+    # index upkeep -------------------------------------------------------------------------------------------
+    def _event_index(self) -> InvertedIndex:
+        if self._events is None:
+            index = InvertedIndex()
+            index.add_many((event.id, event_search_fields(event.to_record()))
+                           for event in self._memory.list_events() if event.status in EVENT_CANDIDATE_STATUSES)
+            self._events = index
+        return self._events
+
+    def _fact_index(self) -> InvertedIndex:
+        if self._facts is None:
+            index = InvertedIndex()
+            self._fact_elements = {}
+            for element in self._memory.list_elements():
+                self._index_element(index, element)
+            self._facts = index
+        return self._facts
+
+    def _index_element(self, index: InvertedIndex, element: Element) -> None:
+        record = element.to_record()
+        for fact, fact_record in zip(element.facts, record["facts"], strict=True):
+            index.replace(fact.id, element_fact_search_fields(record, fact_record))
+            self._fact_elements[fact.id] = element.id
+
+    def on_applied(self, section: str, keys: list[str]) -> None:
+        """Keep the indexes current after a commit (called by the memory)."""
+        if section == "*":
+            self._events = self._facts = None
+            self._raw_tokens.clear()
+        elif section == "events" and self._events is not None:
+            events = self._memory._section("events")
+            for key in keys:
+                event = events.get(key)
+                if event is not None and event.status in EVENT_CANDIDATE_STATUSES:
+                    self._events.replace(key, event_search_fields(event.to_record()))
+                elif key in self._events:
+                    self._events.remove(key)
+        elif section == "elements" and self._facts is not None:
+            elements = self._memory._section("elements")
+            for key in keys:
+                if key in elements:
+                    self._index_element(self._facts, elements[key])
+
+    # shared ranking logic -----------------------------------------------------------------------------------
+    @staticmethod
+    def _rankings(
+        *,
+        has_tokens: bool,
+        bm25: Callable[[list[str] | None], list[str]],
+        structured: Callable[[list[str]], list[str]],
+        all_ids: list[str],
+        filters: list[tuple[str, list[str]]],
+    ) -> tuple[str, list[tuple[str, list[str]]], list[str] | None]:
+        """(mode, named rankings, the hard-filter intersection or None) by the reference's rules."""
+        if filters:
+            matching = set(filters[0][1])
+            for _name, ids in filters[1:]:
+                matching &= set(ids)
+            intersection = [item for item in all_ids if item in matching]
+            if intersection:
+                return "hard filters", [("bm25", bm25(intersection)), ("structured", structured(intersection))], intersection
+            rankings = [("bm25", bm25(None))]
+            rankings += [(f"structured:{name}", structured(ids)) for name, ids in filters if ids]
+            mode = "soft filters"
+        else:
+            rankings = [("bm25", bm25(None))]
+            mode = "bm25"
+            if has_tokens and not rankings[0][1]:
+                return mode, [], None
+        if not any(ids for _name, ids in rankings):
+            if has_tokens:
+                return mode, [], None
+            return "fallback", [("structured", structured(all_ids))], None
+        return mode, rankings, None
+
+    # events -------------------------------------------------------------------------------------------------
+    def search_events(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        temporal_intent: str | None = None,
+        participants: Sequence[str] | None = None,
+        event_type: str | None = None,
+        happened_from: str | None = None,
+        happened_to: str | None = None,
+        record: bool = False,
+        explain: bool = False,
+    ) -> SearchHits:
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        size = _limit(limit, 6, 20)
+        if participants is not None and (isinstance(participants, str) or not isinstance(participants, Iterable)):
+            raise InvalidInputError("participants must be a list of names")
+        wanted = [normalize_search_text(_optional_text(p, "participants") or "") for p in participants or []]
+        wanted = [name for name in wanted if name]
+        event_type = _optional_text(event_type, "event_type")
+        type_wanted = normalize_search_text(event_type or "")
+        happened_from = _optional_text(happened_from, "happened_from")
+        happened_to = _optional_text(happened_to, "happened_to")
+        memory = self._memory
+        all_events = memory.list_events()
+        candidates = [event for event in all_events if event.status in EVENT_CANDIDATE_STATUSES]
+        by_id = {event.id: event for event in candidates}
+        ids = list(by_id)
+        turn = memory.current_turn
+
+        def structured(subset: list[str]) -> list[str]:
+            events = [by_id[item] for item in subset]
+            if temporal_intent in TEMPORAL_INTENTS:
+                events.sort(key=lambda e: locale_compare_key(_chronology(e)), reverse=temporal_intent == "latest")
+            else:
+                events.sort(key=lambda e: locale_compare_key(e.updated_at), reverse=True)
+                events.sort(key=lambda e: weight_at(e.weight, e.status, turn), reverse=True)
+            return [event.id for event in events]
+
+        index = self._event_index()
+
+        def bm25(restrict: list[str] | None) -> list[str]:
+            return [key for key, _score in index.rank(query, restrict_to=restrict)]  # type: ignore[misc]
+
+        filters: list[tuple[str, list[str]]] = []
+        if wanted:
+            filters.append(("participants", [e.id for e in candidates if all(
+                any(fuzzy_search_match(have, name) for have in e.temporal.participants or []) for name in wanted)]))
+        if type_wanted:
+            filters.append(("eventType", [e.id for e in candidates if fuzzy_search_match(e.temporal.event_type or "", type_wanted)
+                                          or fuzzy_search_match(f"{e.title} {e.summary} {' '.join(e.tags)}", type_wanted)]))
+        if happened_from or happened_to:
+            low = _parse_bound(happened_from, -math.inf)
+            high = _parse_bound(happened_to, math.inf)
+
+            def in_range(event: Event) -> bool:
+                temporal = event.temporal
+                first = temporal.happened_start if temporal.happened_start is not None else temporal.happened_end
+                last = temporal.happened_end if temporal.happened_end is not None else temporal.happened_start
+                start, end = _parse_bound(first, math.nan), _parse_bound(last, math.nan)
+                return math.isfinite(start) and math.isfinite(end) and start <= high and end >= low
+            filters.append(("happened", [e.id for e in candidates if in_range(e)]))
+
+        tokens = search_tokens(query)
+        mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
+                                                      all_ids=ids, filters=filters)
+        explained = {}
+        if explain and tokens:
+            explained = {hit.key: hit for hit in index.rank(query, restrict_to=intersection, limit=size * 4, explain=True)}  # type: ignore[union-attr]
+        kept, cut = _fused(rankings, size, explain, explained)
+        hits = SearchHits(EventHit(by_id[item], score, explanation) for item, score, explanation in kept)
+        if explain:
+            hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
+                                             excluded_status=[e for e in all_events if e.status not in EVENT_CANDIDATE_STATUSES],
+                                             matches_query=lambda e: bool(set(tokens) & set(search_tokens(
+                                                 " ".join(text for _n, text, _w in event_search_fields(e.to_record()))))))
+        if record and hits:
+            self._record_retrieval("events", [hit.event.id for hit in hits])
+            hits[:] = [EventHit(memory.get_event(hit.event.id), hit.score, hit.explanation) for hit in hits]
+        return hits
+
+    @staticmethod
+    def _explain(query: str, tokens: list[str], mode: str, rankings: list[tuple[str, list[str]]], cut: list[str],
+                 size: int, filters: list[tuple[str, list[str]]], intersection: list[str] | None, ids: list[str],
+                 excluded_status: list[Any], matches_query: Callable[[Any], bool]) -> SearchExplanation:
+        excluded = [ExcludedCandidate(item.id, f"status {item.status}") for item in excluded_status
+                    if not tokens or matches_query(item)]
+        if intersection is not None:
+            kept = set(intersection)
+            for item in ids:
+                if item not in kept:
+                    failed = [name for name, matching in filters if item not in set(matching)]
+                    excluded.append(ExcludedCandidate(item, "filter mismatch: " + ", ".join(failed)))
+        excluded += [ExcludedCandidate(item, f"cut by limit {size} (fused rank {size + offset + 1})")
+                     for offset, item in enumerate(cut)]
+        return SearchExplanation(query, tokens, mode, dict(rankings), excluded)
+
+    # elements -----------------------------------------------------------------------------------------------
+    def search_elements(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        name: str | None = None,
+        type: str | None = None,
+        record: bool = False,
+        explain: bool = False,
+    ) -> SearchHits:
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {query.__class__.__name__}")
+        size = _limit(limit, 8, 12)
+        name = _optional_text(name, "name")
+        element_type = _optional_text(type, "type")
+        elements = self._memory.list_elements()
+        pairs: dict[str, tuple[Element, ElementFact]] = {
+            fact.id: (element, fact) for element in elements for fact in element.facts}
+        ids = list(pairs)
+
+        def structured(subset: list[str]) -> list[str]:
+            ordered = sorted(subset, key=locale_compare_key)
+            ordered.sort(key=lambda fact_id: locale_compare_key(pairs[fact_id][0].updated_at), reverse=True)
+            return ordered
+
+        index = self._fact_index()
+
+        def bm25(restrict: list[str] | None) -> list[str]:
+            return [key for key, _score in index.rank(query, restrict_to=restrict)]  # type: ignore[misc]
+
+        filters: list[tuple[str, list[str]]] = []
+        if name and normalize_search_text(name):
+            filters.append(("name", [fid for fid, (element, _fact) in pairs.items()
+                                     if any(fuzzy_search_match(label, name) for label in (element.name, *element.aliases))]))
+        if element_type:
+            filters.append(("type", [fid for fid, (element, _fact) in pairs.items() if element.type == element_type]))
+        tokens = search_tokens(query)
+        mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
+                                                      all_ids=ids, filters=filters)
+        explained = {}
+        if explain and tokens:
+            explained = {hit.key: hit for hit in index.rank(query, restrict_to=intersection, limit=size * 4, explain=True)}  # type: ignore[union-attr]
+        kept, cut = _fused(rankings, size, explain, explained)
+        hits = SearchHits(ElementHit(pairs[item][0], pairs[item][1], score, explanation) for item, score, explanation in kept)
+        if explain:
+            hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
+                                             excluded_status=[], matches_query=lambda _item: False)
+        if record and hits:
+            self._record_retrieval("elements", list(dict.fromkeys(hit.element.id for hit in hits)))
+            fresh = {element.id: element for element in self._memory.list_elements()}
+            hits[:] = [ElementHit(fresh[hit.element.id], fresh[hit.element.id].fact(hit.fact.id) or hit.fact, hit.score,
+                                  hit.explanation) for hit in hits]
+        return hits
+
+    def _record_retrieval(self, section: str, keys: list[str]) -> None:
+        memory = self._memory
+        memory._require_writable()
+        tx = Mutation(memory._state)
+        now = memory._stamp()
+        for key in keys:
+            item = tx.edit(section, key)
+            item.weight.last_retrieved_at = now
+        memory._commit(tx)
+
+    # raw memory ---------------------------------------------------------------------------------------------
+    def search_raw_memory(self, query: str, limit: int = 6) -> list[RawHit]:
+        """Sealed messages (block order) sharing any token with the query, each with its neighbours; stops
+        at `limit` hits. Unranked, as the reference's; `stratagate.raw_search` ranks turns instead."""
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
+        wanted = set(search_tokens(query))
+        hits: list[RawHit] = []
+        if not wanted:
+            return hits
+        for block in sorted(self._memory.list_blocks(), key=lambda b: b.sequence):
+            tokens = self._raw_tokens.get(block.id)
+            if tokens is None:
+                tokens = [frozenset(search_tokens(message.content)) for message in block.l5_raw]
+                self._raw_tokens[block.id] = tokens
+            for position, message in enumerate(block.l5_raw):
+                if wanted & tokens[position]:
+                    nearby = block.l5_raw[max(0, position - 1):position + 2]
+                    hits.append(RawHit(block.id, block.turn_range, message, list(nearby)))
+                    if len(hits) >= limit:
+                        return hits
+        return hits

@@ -1,0 +1,51 @@
+"""Shared helpers for engine tests: the reference fixture as a memory, a fixed clock and counting ids."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE, REFERENCE_SNAPSHOT
+
+from stratagate.memory import StrataGate
+from stratagate.snapshot import normalize_snapshot
+from stratagate.storage.memory_backend import MemoryBackend
+
+
+def reference_memory(**options) -> StrataGate:
+    """The reference fixture's namespace (v5 snapshot upgraded to v7) in a MemoryBackend."""
+    exported = json.loads(REFERENCE_SNAPSHOT.read_text())[REFERENCE_NAMESPACE]
+    backend = MemoryBackend()
+    backend.import_snapshot(REFERENCE_NAMESPACE, normalize_snapshot(exported["snapshot"]), exported["revision"])
+    return StrataGate.open_with_backend(backend, REFERENCE_NAMESPACE, **options)
+
+
+def reference_oracle() -> dict:
+    return json.loads(REFERENCE_ORACLE.read_text())["namespaces"][REFERENCE_NAMESPACE]
+
+
+class Clock:
+    """A fixed clock that moves only when told to (or by `step` on every reading)."""
+
+    def __init__(self, start: str = "2026-03-02T01:00:00Z", step: timedelta = timedelta(0)):
+        self.now = datetime.fromisoformat(start.replace("Z", "+00:00")).astimezone(UTC)
+        self.step = step
+
+    def __call__(self) -> datetime:
+        current = self.now
+        self.now += self.step
+        return current
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+def counter_ids() -> Callable[[str], str]:
+    count = 0
+
+    def new_id(prefix: str) -> str:
+        nonlocal count
+        count += 1
+        return f"{prefix}_{count}"
+    return new_id
