@@ -1,0 +1,85 @@
+"""Ranked raw-memory search: turns over sealed blocks and the open tail, scored with their neighbours."""
+
+from __future__ import annotations
+
+from stratagate.model import Block, Message
+from stratagate.raw_search import RankedRawSearch, memory_turns
+
+
+def _message(number: int, role: str, content: str, thread_id: str | None = None) -> Message:
+    return Message(f"msg_{number:03d}", role, content, f"2024-01-01T00:{number // 60:02d}:{number % 60:02d}.000+08:00",
+                   thread_id=thread_id)
+
+
+def _block(block_id: str, sequence: int, messages: list[Message], thread_id: str | None = None) -> Block:
+    return Block(
+        id=block_id, sequence=sequence, start_turn=1, end_turn=2, created_at=messages[-1].created_at,
+        should_extract=True, l0_title="", l0_tags=[], l1_summary="", l2_keypoints=[], l3_condensed="",
+        l4_readable="", l5_raw=messages, thread_id=thread_id,
+    )
+
+
+def _conversation() -> tuple[list[Block], list[Message]]:
+    sealed = [
+        _message(1, "user", "I adopted a grey kitten called Pixel."),
+        _message(2, "assistant", "Lovely! How old is Pixel?"),
+        _message(3, "user", "Ten weeks. She sleeps on the keyboard."),
+        _message(4, "assistant", ""),
+    ]
+    tail = [
+        _message(5, "user", "Did I mention my rowing race?"),
+        _message(6, "assistant", "Not yet, how did it go?"),
+        _message(7, "user", "Third place, out of twelve boats."),
+    ]
+    return [_block("blk_1", 1, sealed)], tail
+
+
+def test_turns_pair_each_user_message_with_its_replies_sealed_and_open():
+    blocks, tail = _conversation()
+    turns = memory_turns(blocks, tail)
+    assert [[message.id for message in turn.messages] for turn in turns] == [
+        ["msg_001", "msg_002"], ["msg_003", "msg_004"], ["msg_005", "msg_006"], ["msg_007"],
+    ]
+    assert [turn.block_id for turn in turns] == ["blk_1", "blk_1", None, None]
+    assert turns[1].text == "Ten weeks. She sleeps on the keyboard."
+
+
+def test_threads_are_kept_apart_and_neighbours_stay_in_their_thread():
+    blocks = [
+        _block("blk_a", 1, [_message(1, "user", "alpha plan", "a"), _message(2, "assistant", "ok", "a")], "a"),
+        _block("blk_b", 2, [_message(3, "user", "beta plan", "b"), _message(4, "assistant", "ok", "b")], "b"),
+    ]
+    tail = [_message(5, "user", "alpha again", "a")]
+    turns = memory_turns(blocks, tail)
+    assert [(turn.thread_id, turn.messages[0].id) for turn in turns] == [
+        ("a", "msg_001"), ("a", "msg_005"), ("b", "msg_003"),
+    ]
+    [hit] = RankedRawSearch(turns).search("beta", 5)
+    assert hit.turn.messages[0].id == "msg_003"
+    assert hit.nearby == ()
+
+
+def test_the_turn_that_says_it_ranks_first_and_the_open_tail_is_searched():
+    search = RankedRawSearch.of(*_conversation())
+    hits = search.search("rowing race", 3)
+    assert hits[0].turn.messages[0].id == "msg_005"
+    assert hits[0].score > hits[1].score > 0
+    # The answer, one turn later, is found through its neighbour: "third place" alone shares no query word.
+    assert [hit.turn.messages[0].id for hit in hits[1:]] == ["msg_007", "msg_003"]
+    assert [turn.messages[0].id for turn in hits[1].nearby] == ["msg_005"]
+
+
+def test_limit_and_no_shared_token_give_fewer_hits():
+    search = RankedRawSearch.of(*_conversation())
+    assert len(search.search("pixel", 1)) == 1
+    assert search.search("submarine", 5) == []
+    assert search.search("", 5) == []
+    assert search.search("pixel", 0) == []
+
+
+def test_explain_splits_each_score_by_the_turn_and_its_neighbours():
+    search = RankedRawSearch.of(*_conversation())
+    [best, answer] = search.explain("rowing race", 2)
+    assert {part.field for part in best.contributions} == {"turn"}
+    assert {part.field for part in answer.contributions} == {"before"}
+    assert answer.score == search.search("rowing race", 2)[1].score
