@@ -208,10 +208,6 @@ class InvertedIndex:
 
     def _score(self, scored: list[tuple[float, _TermArrays]], mean_length: float) -> tuple[np.ndarray, np.ndarray]:
         """Each matched document's score, summed in query-term order like the reference."""
-        if len(scored) == 1:
-            documents = scored[0][1].documents
-        else:
-            documents = np.unique(np.concatenate([arrays.documents for _idf, arrays in scored]))
         totals = np.zeros(len(self._lengths), dtype=np.float64)
         for term_idf, arrays in scored:
             frequency = arrays.frequencies
@@ -219,6 +215,11 @@ class InvertedIndex:
             # The reference's expression, operation for operation.
             contribution = term_idf * ((frequency * (K1 + 1)) / (frequency + K1 * (1 - B + B * length / mean_length)))
             totals[arrays.documents] += contribution
+        if len(scored) == 1:
+            documents = scored[0][1].documents
+        else:
+            # Every contribution is positive, so the matched documents are the non-zero totals.
+            documents = np.flatnonzero(totals)
         return documents, totals[documents]
 
     def _restrict(
