@@ -16,7 +16,7 @@ from typing import Any
 from stratagate.errors import StrataGateError
 from stratagate.journal import new_entry
 from stratagate.model import Event, EventWeight
-from stratagate.weights import SUPERSEDED_CAP, weight_at
+from stratagate.weights import SUPERSEDED_CAP, criticality_floor, weight_at
 
 
 class Action(StrEnum):
@@ -28,6 +28,10 @@ class Action(StrEnum):
     SUPERSEDE = "supersede"
     CORRECT = "correct"
     """Write a corrected card that supersedes the selected events."""
+    TOGGLE_PIN = "toggle pin"
+    """Unpin when every selected event is pinned, else pin (resolved by `resolve`)."""
+    TOGGLE_FORGET = "toggle forget"
+    """Restore when every selected event is forgotten, else forget."""
 
 
 LABELS = {
@@ -85,6 +89,9 @@ class Step:
     after: EventState
     replacement_id: str | None = None
     """The superseding event (supersede and correct)."""
+    creates: bool = False
+    """The step of a corrected card: it does not exist before the action. Undoing archives it (nothing is
+    ever deleted) and redoing restores it, so `before` says archived."""
 
     def weights(self, turn: int) -> tuple[float, float]:
         return self.before.weight_at(turn), self.after.weight_at(turn)
@@ -92,6 +99,19 @@ class Step:
     @property
     def changes_anything(self) -> bool:
         return self.before.to_json() != self.after.to_json()
+
+
+def resolve(action: Action, events: list[Event]) -> Action:
+    """The action a toggle stands for on these events; other actions stand for themselves."""
+    if action is Action.TOGGLE_PIN:
+        return Action.UNPIN if events and all(event.weight.pinned for event in events) else Action.PIN
+    if action is Action.TOGGLE_FORGET:
+        return (
+            Action.RESTORE
+            if events and all(event.status == "forgotten" for event in events)
+            else Action.FORGET
+        )
+    return action
 
 
 def plan(action: Action, events: Iterable[Event], replacement_id: str | None = None) -> list[Step]:
@@ -109,6 +129,25 @@ def plan(action: Action, events: Iterable[Event], replacement_id: str | None = N
     return steps
 
 
+def plan_correction(events: list[Event], card: dict[str, Any], turn: int) -> list[Step]:
+    """The steps of writing `card` (which carries its new `id`) to supersede `events`: the card first."""
+    if not events:
+        raise CurationError("a corrected card must supersede at least one event")
+    weight = EventWeight(
+        last_adopted_turn=turn, floor_weight=criticality_floor(card.get("criticality", "routine"))
+    )
+    card_after = EventState("active", False, None, None, weight)
+    card_step = Step(
+        Action.CORRECT,
+        card["id"],
+        card["title"],
+        replace(card_after, status="archived"),
+        card_after,
+        creates=True,
+    )
+    return [card_step, *plan(Action.CORRECT, events, card["id"])]
+
+
 def _after(action: Action, event: Event, before: EventState, replacement_id: str | None) -> EventState:
     if action is Action.PIN:
         return replace(before, pinned=True)
@@ -123,12 +162,35 @@ def _after(action: Action, event: Event, before: EventState, replacement_id: str
         return replace(before, status="superseded" if before.superseded_by else "active")
     if event.id == replacement_id:
         raise CurationError(f"event {event.id} cannot supersede itself")
-    return replace(before, status="superseded", superseded_by=replacement_id, forced_cap=SUPERSEDED_CAP)
+    # The engine keeps a forgotten or archived event hidden when it is superseded.
+    status = before.status if before.status in ("forgotten", "archived") else "superseded"
+    return replace(before, status=status, superseded_by=replacement_id, forced_cap=SUPERSEDED_CAP)
 
 
-def journal_entry(step: Step, actor: str, undo: bool = False) -> dict[str, Any]:
-    """The journal entry of applying (or undoing) a step: undo swaps before and after."""
+def goal_state(step: Step, current: EventState, undo: bool = False) -> EventState:
+    """Where a step takes an event from its stored state `current`: only the fields the action is about
+    change, so a change another writer made meanwhile to other fields is kept (nothing is lost on retry).
+    Statuses follow the engine's rules: restore brings a replaced event back as superseded, and supersession
+    leaves a forgotten or archived event hidden."""
+    target = step.before if undo else step.after
+    if step.action in (Action.PIN, Action.UNPIN):
+        return replace(current, pinned=target.pinned)
+    if step.creates or step.action in (Action.FORGET, Action.ARCHIVE, Action.RESTORE):
+        status = target.status
+        if status in ("active", "superseded"):
+            status = "superseded" if current.superseded_by else "active"
+        return replace(current, status=status)
+    if target.superseded_by is None:
+        status = "active" if current.status == "superseded" else current.status
+    else:
+        status = current.status if current.status in ("forgotten", "archived") else "superseded"
+    return replace(current, status=status, superseded_by=target.superseded_by, forced_cap=target.forced_cap)
+
+
+def journal_entry(
+    step: Step, actor: str, current: EventState, goal: EventState, undo: bool = False
+) -> dict[str, Any]:
+    """The journal entry of moving a step's event from its stored state to its goal (or back, for undo)."""
     ids = [step.event_id] + ([step.replacement_id] if step.replacement_id else [])
-    before, after = (step.after, step.before) if undo else (step.before, step.after)
     action = f"undo {step.action.value}" if undo else step.action.value
-    return new_entry(actor, action, ids, before.to_json(), after.to_json())
+    return new_entry(actor, action, ids, current.to_json(), goal.to_json())

@@ -53,9 +53,9 @@ def preview_rows(steps: list[Step], turn: int) -> list[tuple[str, ...]]:
             (
                 step.event_id,
                 step.title,
-                _arrow(step.before.status, step.after.status),
+                _arrow("new" if step.creates else step.before.status, step.after.status),
                 _arrow(step.before.pinned, step.after.pinned),
-                _arrow(_weight(weight_before), _weight(weight_after)),
+                _arrow("—" if step.creates else _weight(weight_before), _weight(weight_after)),
                 _arrow(step.before.superseded_by or "—", step.after.superseded_by or "—"),
             )
         )

@@ -1,0 +1,235 @@
+"""The triage list: events to curate with the keyboard (j/k, p, f, a, s, /) or the buttons, one or many at once."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate.model import CRITICALITIES, EVENT_STATUSES
+from stratagate_gui import shortcuts
+from stratagate_gui.curation.actions import Action
+from stratagate_gui.curation.controller import CurationController
+from stratagate_gui.models.lazy_table import LazyIdTableModel
+from stratagate_gui.views.events import EVENT_COLUMNS, event_rows
+
+ANY_STATUS = "any status"
+
+
+class CurationView(QWidget):
+    """Lists events (filtered by text and status) and runs curation actions on the selected ones."""
+
+    selection_changed = Signal(list)
+
+    def __init__(self, controller: CurationController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.memory: Any = None
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search title, summary, id…  ( / )")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.refresh)
+        self.status_filter = QComboBox(self)
+        self.status_filter.addItems([ANY_STATUS, *EVENT_STATUSES])
+        self.status_filter.currentIndexChanged.connect(self.refresh)
+        self.preview_box = QCheckBox("Preview changes", self)
+        self.preview_box.setChecked(controller.preview)
+        self.preview_box.toggled.connect(lambda checked: setattr(controller, "preview", checked))
+        self.count_label = QLabel(self)
+
+        self.model = LazyIdTableModel(controller.worker, EVENT_COLUMNS, self)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.selectionModel().selectionChanged.connect(
+            lambda *_: self.selection_changed.emit(self.selected_ids())
+        )
+
+        self.buttons: dict[str, QPushButton] = {}
+        bar = QHBoxLayout()
+        for name, slot in (
+            ("Pin", lambda: self.act(Action.PIN)),
+            ("Unpin", lambda: self.act(Action.UNPIN)),
+            ("Forget", lambda: self.act(Action.FORGET)),
+            ("Restore", lambda: self.act(Action.RESTORE)),
+            ("Archive", lambda: self.act(Action.ARCHIVE)),
+            ("Supersede…", self.supersede),
+        ):
+            button = QPushButton(name, self)
+            button.clicked.connect(slot)
+            bar.addWidget(button)
+            self.buttons[name] = button
+        bar.addStretch(1)
+        bar.addWidget(self.preview_box)
+
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.status_filter)
+        top.addWidget(self.count_label)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(bar)
+        layout.addWidget(self.table)
+
+        shortcuts.bind_row_movement(self.table)
+        shortcuts.bind(shortcuts.PIN, self.table, self.toggle_pin)
+        shortcuts.bind(shortcuts.FORGET, self.table, self.toggle_forget)
+        shortcuts.bind(shortcuts.ARCHIVE, self.table, lambda: self.act(Action.ARCHIVE))
+        shortcuts.bind(shortcuts.SUPERSEDE, self.table, self.supersede)
+        shortcuts.bind(shortcuts.SEARCH, self, self.focus_search)
+        controller.changed.connect(lambda _ids: self.model.refresh_rows())
+        controller.reloaded.connect(self.refresh)
+        self.set_memory(None)
+
+    # Memory ----------------------------------------------------------------------------------------------
+
+    def set_memory(self, memory: Any) -> None:
+        self.memory = memory
+        self.controller.set_memory(memory)
+        writable = self.controller.writable
+        for button in self.buttons.values():
+            button.setEnabled(writable)
+        self.preview_box.setEnabled(writable)
+        if memory is None:
+            self.model.clear()
+            self.count_label.setText("")
+        else:
+            self.refresh()
+
+    def refresh(self) -> None:
+        memory = self.memory
+        if memory is None:
+            return
+        where: dict[str, str] = {}
+        if self.search.text().strip():
+            where["text"] = self.search.text().strip()
+        if self.status_filter.currentText() != ANY_STATUS:
+            where["status"] = self.status_filter.currentText()
+        self.controller.worker.run(
+            lambda: memory.event_ids(where or None),
+            on_done=lambda ids: self._show_ids(memory, ids),
+            description="list events to curate",
+        )
+
+    def _show_ids(self, memory: Any, ids: list[str]) -> None:
+        if memory is not self.memory:
+            return
+        self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        self.count_label.setText(f"{len(ids):,} events")
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        return [self.model.id_at(row) for row in rows]
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    # Actions ---------------------------------------------------------------------------------------------
+
+    def act(self, action: Action, replacement_id: str | None = None) -> None:
+        self.controller.request(action, self.selected_ids(), replacement_id)
+
+    def toggle_pin(self) -> None:
+        """p: unpin when every selected event is pinned, pin otherwise."""
+        self.act(Action.TOGGLE_PIN)
+
+    def toggle_forget(self) -> None:
+        """f: restore when every selected event is forgotten, forget otherwise."""
+        self.act(Action.TOGGLE_FORGET)
+
+    def supersede(self) -> None:
+        ids = self.selected_ids()
+        if not ids or not self.controller.writable:
+            return
+        dialog = SupersedeDialog(ids, self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        if dialog.card() is None:
+            self.act(Action.SUPERSEDE, dialog.replacement_id())
+        else:
+            self.controller.request_correction(ids, dialog.card())
+
+
+class SupersedeDialog(QDialog):
+    """Supersede the selected events: by an existing event, or by a corrected card written here."""
+
+    def __init__(self, event_ids: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Supersede {len(event_ids)} event(s)")
+        self.by_existing = QRadioButton("Replace with an existing event", self)
+        self.by_existing.setChecked(True)
+        self.existing_id = QLineEdit(self)
+        self.existing_id.setPlaceholderText("id of the replacing event, e.g. evt_…")
+        self.by_card = QRadioButton("Write a corrected card", self)
+        self.title = QLineEdit(self)
+        self.summary = QLineEdit(self)
+        self.narrative = QPlainTextEdit(self)
+        self.criticality = QComboBox(self)
+        self.criticality.addItems(list(CRITICALITIES))
+        form = QFormLayout()
+        form.addRow(self.by_existing)
+        form.addRow("Replacing event", self.existing_id)
+        form.addRow(self.by_card)
+        form.addRow("Title", self.title)
+        form.addRow("Summary", self.summary)
+        form.addRow("Narrative", self.narrative)
+        form.addRow("Criticality", self.criticality)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self._accept_if_complete)
+        buttons.rejected.connect(self.reject)
+        self.problem = QLabel(self)
+        layout = QVBoxLayout(self)
+        layout.addWidget(
+            QLabel("Superseding: " + ", ".join(event_ids[:5]) + ("…" if len(event_ids) > 5 else ""))
+        )
+        layout.addLayout(form)
+        layout.addWidget(self.problem)
+        layout.addWidget(buttons)
+
+    def replacement_id(self) -> str:
+        return self.existing_id.text().strip()
+
+    def card(self) -> dict[str, Any] | None:
+        if not self.by_card.isChecked():
+            return None
+        return {
+            "id": f"evt_{uuid.uuid4()}",
+            "title": self.title.text().strip(),
+            "summary": self.summary.text().strip(),
+            "narrative": self.narrative.toPlainText().strip(),
+            "criticality": self.criticality.currentText(),
+        }
+
+    def _accept_if_complete(self) -> None:
+        if self.by_existing.isChecked() and not self.replacement_id():
+            self.problem.setText("Enter the id of the replacing event.")
+        elif self.by_card.isChecked() and not (self.title.text().strip() and self.summary.text().strip()):
+            self.problem.setText("A corrected card needs a title and a summary.")
+        else:
+            self.accept()
