@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory
-from stratagate_gui.theme import THEMES, apply_theme
+from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.widgets.badges import OpenModeBadge
 from stratagate_gui.workers import DatabaseWorker
 
@@ -196,6 +196,7 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, theme: str) -> None:
         apply_theme(QApplication.instance(), theme)
+        recolour_plots(self, theme)
         self.theme = theme
         self.settings.setValue("theme", theme)
         self.theme_changed.emit(theme)

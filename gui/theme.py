@@ -6,7 +6,7 @@ from importlib.resources import files
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 THEMES = ("light", "dark")
 
@@ -51,5 +51,16 @@ def apply_theme(app: QApplication, theme: str) -> None:
     app.setPalette(_dark_palette() if theme == "dark" else app.style().standardPalette())
     app.setStyleSheet(files("stratagate_resources").joinpath("style", f"{theme}.qss").read_text())
     background, foreground = plot_colours(theme)
-    # New plots pick these up; open plots are recoloured by the views on `theme_changed`.
+    # New plots pick these up; open plots are recoloured by `recolour_plots`.
     pg.setConfigOptions(background=background, foreground=foreground, antialias=True)
+
+
+def recolour_plots(root: QWidget, theme: str) -> None:
+    """Give every plot under `root` the theme's background and axis colours."""
+    background, foreground = plot_colours(theme)
+    for plot in root.findChildren(pg.PlotWidget):
+        plot.setBackground(background)
+        for name in ("left", "bottom"):
+            axis = plot.getAxis(name)
+            axis.setPen(foreground)
+            axis.setTextPen(foreground)

@@ -33,8 +33,8 @@ from stratagate_gui.widgets.markdown_browser import MarkdownBrowser, render_mark
 if TYPE_CHECKING:
     from stratagate_gui.main_window import MainWindow
 
-CURRENT_LEVEL = -1
-"""The rendering choice "each block at its own current level"."""
+CURRENT_LEVEL = BLOCK_MAX_LEVEL + 1
+"""The rendering choice "each block at its own current level" (a button id, so not -1: Qt reserves it)."""
 RENDERED_AROUND_SELECTION = 40
 """Blocks rendered on each side of the selected one: a long memory is read a window at a time."""
 MAX_LABELLED_BLOCKS = 400
@@ -156,7 +156,7 @@ class TimelineView(QWidget):
         level_bar.addWidget(QLabel("Render every block at"))
         for level, text in [(CURRENT_LEVEL, "its level")] + [(n, f"L{n}") for n in range(BLOCK_MAX_LEVEL + 1)]:
             button = QPushButton(text, checkable=True, checked=level == CURRENT_LEVEL)
-            if level >= 0:
+            if level != CURRENT_LEVEL:
                 button.setToolTip(block_level_label(level))
                 button.setStyleSheet(f"QPushButton:checked {{ background: {LEVEL_COLOURS[level]}; color: white; }}")
             self.level_buttons.addButton(button, level)
