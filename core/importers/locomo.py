@@ -31,6 +31,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import stratagate
 from stratagate.errors import StrataGateError
 
 CLOCK_OFFSET = timezone(timedelta(hours=8))
@@ -257,4 +258,43 @@ def _join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-TurnProgress = Callable[[LocomoTurn], None]
+@dataclass(frozen=True)
+class ImportSummary:
+    namespace: str
+    turns: int
+    """Turns in the conversation."""
+    appended: int
+    """Turns appended by this import; the others were already there (same receipt id)."""
+    blocks: int
+    events: int
+
+
+def import_conversation(
+    conversation: LocomoConversation,
+    database: str | Path,
+    namespace: str | None = None,
+    progress: Callable[[LocomoTurn], None] | None = None,
+) -> ImportSummary:
+    """Append every turn of `conversation` not imported before to `database` (namespace default
+    `conversation.namespace`), with the rule-based summarizer, extractor and projector, so blocks are
+    sealed and events extracted without a model. `progress` is called after each turn.
+
+    The file was fully validated when read, so bad input stops before anything is written. Each turn is
+    its own transaction: if the engine fails midway, the turns before stay and importing again resumes
+    after them (their receipts are known)."""
+    namespace = namespace or conversation.namespace
+    memory = stratagate.open(database, namespace)
+    try:
+        appended = 0
+        for turn in conversation.turns:
+            receipt_id = conversation.receipt_id(turn)
+            if not memory.has_ingestion_receipt(receipt_id):
+                memory.append_turn(user=turn.content, assistant="", created_at=turn.created_at, receipt_id=receipt_id)
+                appended += 1
+            if progress is not None:
+                progress(turn)
+        memory.resume_pending_work()
+        return ImportSummary(namespace, len(conversation.turns), appended, len(memory.list_blocks()),
+                             len(memory.list_events()))
+    finally:
+        memory.close()

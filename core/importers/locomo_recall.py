@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from stratagate.importers.locomo import LocomoConversation
+from stratagate.memory import StrataGate
+from stratagate.raw_search import RankedRawSearch
 from stratagate.search.rrf import fuse
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -39,6 +41,33 @@ class TurnIndex:
         """The dia_ids of these messages, in order, without repeats or unknown messages."""
         found = (self._dia_id_of_message.get(message_id) for message_id in message_ids)
         return list(dict.fromkeys(dia_id for dia_id in found if dia_id is not None))
+
+
+class ConversationRetrieval:
+    """The retrievals under test on one imported conversation, each giving a ranked list of dia_ids.
+
+    Build it on a memory opened after the import (read-only is enough: nothing here writes)."""
+
+    def __init__(self, memory: StrataGate, conversation: LocomoConversation):
+        self._memory = memory
+        blocks, open_tail = memory.list_blocks(), memory.list_open_tail()
+        self.turns = TurnIndex(conversation)
+        for message in [message for block in blocks for message in block.l5_raw] + open_tail:
+            self.turns.add_message(message.id, message.created_at)
+        self._ranked_raw = RankedRawSearch.of(blocks, open_tail)
+
+    def raw_memory(self, question: str, k: int) -> list[str]:
+        """The reference-parity raw scan: first messages in block order sharing any token with the question."""
+        return self.turns.dia_ids(hit.message.id for hit in self._memory.search_raw_memory(question, limit=k))
+
+    def ranked_raw_memory(self, question: str, k: int) -> list[str]:
+        """`stratagate.raw_search`: BM25 over turns with their neighbours."""
+        return self.turns.dia_ids(hit.turn.messages[0].id for hit in self._ranked_raw.search(question, k))
+
+    def events(self, question: str, k: int) -> list[str]:
+        """`search_events` (limit k, at most 20), each event's source messages in order."""
+        hits = self._memory.search_events(question, limit=k)
+        return self.turns.dia_ids(message_id for hit in hits for message_id in hit.event.source_message_ids)
 
 
 def first_occurrences(dia_ids: Iterable[str]) -> list[str]:

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Retrieval quality on LoCoMo: does retrieval return the turns each question's answer cites?
+
+For every LoCoMo file given (default: the conversations in ../shared/data/locomo/ next to the repository),
+the conversation is imported into a fresh StrataGate SQLite memory with the rule-based summarizer, extractor
+and projector (`stratagate.importers.locomo`), and every question with evidence is asked of:
+
+- raw memory: the engine's raw-memory search, its hits' messages mapped to their dia_ids;
+- events: `search_events`, each hit's source messages mapped to their dia_ids;
+- fusion: reciprocal-rank fusion (k 60) of those two dia_id rankings;
+- the peer: a plain SQLite FTS5 table with one row per dia_id holding the same text, ranked by bm25(),
+  queried with the question's words OR-ed together.
+
+Recall@k = |evidence ∩ first k distinct dia_ids| / |evidence|, averaged per question category. Category 5
+(adversarial: the answer is not in the conversation) is left out, as its evidence is not what answers it.
+The table goes to docs/performance.md, section "locomo", with import times per conversation measured
+against the FTS5 peer's indexing of the same turns in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import markdown_table, write_section
+
+import stratagate
+from stratagate.importers.locomo import LocomoConversation, import_conversation, read_locomo_file
+from stratagate.importers.locomo_recall import (
+    CATEGORY_NAMES,
+    ConversationRetrieval,
+    mean_by_category,
+    recall_at_k,
+    rrf_fuse,
+)
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPOSITORY.parent / "shared" / "data" / "locomo"
+KS = (5, 10, 20)
+DEPTH = max(KS)
+ADVERSARIAL = 5
+BASELINE = "FTS5 bm25 (peer)"
+
+
+class Fts5Baseline:
+    """The peer: SQLite FTS5 (unicode61 tokenizer, no stemming) over one row per dia_id, ranked by bm25()."""
+
+    def __init__(self, conversation: LocomoConversation):
+        self._db = sqlite3.connect(":memory:")
+        self._db.execute("CREATE VIRTUAL TABLE turns USING fts5(dia_id UNINDEXED, content)")
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO turns (dia_id, content) VALUES (?, ?)",
+                [(turn.dia_id, turn.content) for turn in conversation.turns],
+            )
+
+    def search(self, question: str, limit: int) -> list[str]:
+        words = dict.fromkeys(re.findall(r"\w+", question.lower()))
+        if not words:
+            return []
+        query = " OR ".join(f'"{word}"' for word in words)
+        rows = self._db.execute(
+            "SELECT dia_id FROM turns WHERE turns MATCH ? ORDER BY bm25(turns), rowid LIMIT ?", (query, limit)
+        )
+        return [dia_id for (dia_id,) in rows]
+
+
+@dataclass
+class ConversationResult:
+    name: str
+    turns: int
+    questions: int
+    import_seconds: float
+    baseline_index_seconds: float
+    blocks: int
+    events: int
+    recalls: dict[str, list[tuple[int, int, float]]] = field(default_factory=dict)
+    """Retrieval name → (category, k, recall) for every question and k."""
+
+
+def locomo_files(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files += sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise SystemExit(f"bench/locomo.py: no LoCoMo JSON files in {', '.join(map(str, paths))}")
+    return files
+
+
+def measure(conversation: LocomoConversation, workdir: Path) -> ConversationResult:
+    start = time.perf_counter()
+    baseline = Fts5Baseline(conversation)
+    baseline_seconds = time.perf_counter() - start
+
+    database = workdir / f"{conversation.conversation_id}.sqlite"
+    start = time.perf_counter()
+    summary = import_conversation(conversation, database)
+    import_seconds = time.perf_counter() - start
+
+    result = ConversationResult(
+        name=conversation.namespace,
+        turns=summary.turns,
+        questions=0,
+        import_seconds=import_seconds,
+        baseline_index_seconds=baseline_seconds,
+        blocks=summary.blocks,
+        events=summary.events,
+    )
+    with stratagate.open(database, summary.namespace, read_only=True) as memory:
+        retrieval = ConversationRetrieval(memory, conversation)
+        retrievals: dict[str, Callable[[str], list[str]]] = {
+            BASELINE: lambda q: baseline.search(q, DEPTH),
+            "raw memory (reference scan)": lambda q: retrieval.raw_memory(q, DEPTH),
+            "raw memory, ranked": lambda q: retrieval.ranked_raw_memory(q, DEPTH),
+            "events": lambda q: retrieval.events(q, DEPTH),
+            "fusion (ranked raw + events)": lambda q: rrf_fuse(
+                [retrieval.ranked_raw_memory(q, DEPTH), retrieval.events(q, DEPTH)]
+            ),
+        }
+        for question in conversation.questions:
+            if question.category == ADVERSARIAL or not question.evidence:
+                continue
+            result.questions += 1
+            for name, retrieve in retrievals.items():
+                ranked = retrieve(question.question)
+                result.recalls.setdefault(name, []).extend(
+                    (question.category, k, recall_at_k(question.evidence, ranked, k)) for k in KS
+                )
+    return result
+
+
+def recall_table(results: Sequence[ConversationResult]) -> str:
+    names = list(results[0].recalls)
+    by_name = {
+        name: {
+            k: mean_by_category(
+                (category, value)
+                for result in results
+                for category, at_k, value in result.recalls[name]
+                if at_k == k
+            )
+            for k in KS
+        }
+        for name in names
+    }
+    categories = sorted(by_name[BASELINE][KS[0]])
+    rows = []
+    for category in categories + [0]:
+        for name in names:
+            means = [_mean(by_name[name][k], category) for k in KS]
+            baseline_at_10 = _mean(by_name[BASELINE][10], category)[0]
+            verdict = "" if name == BASELINE else _verdict(means[1][0], baseline_at_10)
+            label = f"{category} {CATEGORY_NAMES[category]}" if category else "all (1–4)"
+            rows.append([label, means[0][1], name, *(f"{mean:.3f}" for mean, _ in means), verdict])
+    return markdown_table(["category", "questions", "retrieval", "R@5", "R@10", "R@20", "R@10 vs peer"], rows)
+
+
+def _mean(means: dict[int, tuple[float, int]], category: int) -> tuple[float, int]:
+    if category:
+        return means.get(category, (0.0, 0))
+    count = sum(n for _, n in means.values())
+    return (sum(mean * n for mean, n in means.values()) / count if count else 0.0, count)
+
+
+def _verdict(value: float, baseline: float) -> str:
+    if baseline == 0:
+        return "above" if value > 0 else "equal"
+    return f"{value / baseline:.2f}× ({'above' if value > baseline else 'not above'})"
+
+
+def ingest_table(results: Sequence[ConversationResult]) -> str:
+    rows = [
+        [
+            result.name,
+            result.turns,
+            result.blocks,
+            result.events,
+            f"{result.import_seconds:.2f}",
+            f"{result.import_seconds / result.baseline_index_seconds:.0f}×",
+        ]
+        for result in results
+    ]
+    return markdown_table(
+        ["conversation", "turns", "blocks", "events", "import (s)", "import vs FTS5 indexing (same turns)"], rows
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_DATA], help="LoCoMo files or folders")
+    parser.add_argument("--quick", action="store_true", help="the first file only")
+    parser.add_argument("--no-write", action="store_true", help="print the tables, leave docs/performance.md")
+    arguments = parser.parse_args(argv)
+    files = locomo_files(arguments.paths)
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="stratagate-locomo-") as workdir:
+        for path in files[:1] if arguments.quick else files:
+            for conversation in read_locomo_file(path):
+                print(f"{path.name}: {conversation.namespace}, {len(conversation.turns)} turns", file=sys.stderr)
+                results.append(measure(conversation, Path(workdir)))
+
+    names = ", ".join(result.name for result in results)
+    markdown = "\n\n".join(
+        [
+            "## LoCoMo retrieval quality",
+            f"`bench/locomo.py` on {names}: {sum(r.questions for r in results)} questions of categories 1–4 "
+            "with evidence (category 5, adversarial, left out). Recall@k is the share of a question's evidence "
+            "turns among the first k distinct turns retrieved, averaged per category.",
+            recall_table(results),
+            "Import of each conversation (rule-based summarizer, extractor and projector, SQLite file), "
+            "against the peer indexing the same turns in memory:",
+            ingest_table(results),
+        ]
+    )
+    print(markdown)
+    if not arguments.no_write:
+        write_section("locomo", markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
