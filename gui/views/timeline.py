@@ -67,7 +67,9 @@ def raw_messages_markdown(messages: list[Message]) -> str:
 def block_html(block: Block, entry: BlockContextEntry | None, level: int) -> str:
     """One block's header and its content at `level`; L5 carries an anchor per message for jumps."""
     current = entry.level if entry else block.pointer_current_level
-    lifted = f" · lifted by {block.lift_source}" if block.lift_source else ""
+    lifted = {None: "", "legacy": " · lifted (before v7 recorded by whom)"}.get(
+        block.lift_source, f" · lifted by {block.lift_source}"
+    )
     thread = f" · thread {escape(block.thread_id)}" if block.thread_id else ""
     header = (
         f"### {escape(block.id)} · turns {block.start_turn}–{block.end_turn}{thread}\n\n"
