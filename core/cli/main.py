@@ -34,9 +34,10 @@ def cli() -> None:
 
 def _register_commands() -> None:
     # Each command module exposes a click command or group named `command`.
-    from stratagate.cli import demo, journal, strata
+    from stratagate.cli import copy, demo, export, importing, journal, migrate, strata
+    from stratagate.cli import open as open_command  # `open` alone would shadow the builtin here
 
-    for module in (demo, journal, strata):
+    for module in (demo, journal, strata, open_command, migrate, export, importing, copy):
         cli.add_command(module.command)
 
 

@@ -17,7 +17,7 @@ caller's (`UPDATE … WHERE revision = expected`): a stale writer changes nothin
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ WRITE_ORDER = (
     "ingestionReceipts", "successfulModelResponses",
 )
 """Parents before children, so references resolve; deletes run afterwards in the reverse order."""
+Progress = Callable[[str], None]
 SPACE_FIELDS = ("currentTurn", "blockTurnSize", "blockDecayLambda")
 SNAPSHOT_SECTIONS = (
     "openTail", "blocks", "events", "elements", "extractionJobs", "elementProjectionJobs", "usageReceipts",
@@ -113,8 +114,10 @@ class SqlBackend:
         """How many records a section holds (for summaries), without loading them."""
         return len(self.query_keys(namespace, section))
 
-    def export_namespace(self, namespace: str) -> Record:
-        """`{"snapshot": {...v7...}, "revision": N}`, read in one transaction so it is consistent."""
+    def export_namespace(self, namespace: str, progress: Progress | None = None) -> Record:
+        """`{"snapshot": {...v7...}, "revision": N}`, read in one transaction so it is consistent.
+
+        `progress(section)` is called after each section is read."""
         with self.engine.connect() as connection:
             space = self._space(connection, namespace)
             if space is None:
@@ -127,6 +130,8 @@ class SqlBackend:
             }
             for section in SNAPSHOT_SECTIONS:
                 snapshot[section] = self._sections.read(connection, namespace, section, None)
+                if progress:
+                    progress(section)
         return {"snapshot": snapshot, "revision": space["revision"]}
 
     @staticmethod
@@ -187,10 +192,19 @@ class SqlBackend:
                 append_entries(connection, namespace, changes.journal)
         return expected_revision + 1
 
-    def import_namespace(self, namespace: str, snapshot: Record, revision: int = 1, *, replace: bool = False) -> None:
+    def import_namespace(
+        self,
+        namespace: str,
+        snapshot: Record,
+        revision: int = 1,
+        *,
+        replace: bool = False,
+        progress: Progress | None = None,
+    ) -> None:
         """Write a whole (validated, v7) snapshot as `namespace` in one transaction.
 
-        Refuses an existing namespace unless `replace`, in which case the old rows go in the same transaction."""
+        Refuses an existing namespace unless `replace`, in which case the old rows go in the same transaction.
+        `progress(section)` is called after each section is written."""
         with self._writing(namespace) as connection:
             ms = schema.memory_spaces
             exists = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace)) is not None
@@ -216,6 +230,8 @@ class SqlBackend:
             for section in WRITE_ORDER:
                 if snapshot[section]:
                     self._sections.write(connection, namespace, section, snapshot[section])
+                if progress:
+                    progress(section)
 
     @contextmanager
     def _writing(self, namespace: str) -> Iterator[Connection]:
