@@ -47,6 +47,7 @@ from stratagate.errors import (
     InvalidInputError,
     JobStateError,
     ReadOnlyError,
+    StorageConflictError,
     StrataGateError,
     UnknownIdError,
 )
@@ -283,7 +284,13 @@ class StrataGate:
 
     def _commit(self, tx: Mutation) -> None:
         self._require_writable()
-        revision = self._backend.commit(self.namespace, tx.to_change_set(), self._state.revision)
+        try:
+            revision = self._backend.commit(self.namespace, tx.to_change_set(), self._state.revision)
+        except StorageConflictError:
+            # Another writer got there first: nothing of this mutation was applied; catch up with what is
+            # stored, so a retry works on current state (and lazily loaded sections never mix revisions).
+            self._state.reload()
+            raise
         self._state.apply(tx, revision)
 
     def _on_applied(self, section: str, keys: list[str]) -> None:
