@@ -214,7 +214,8 @@ def extract(request: ExtractionRequest) -> ExtractionResult:
             "temporal": temporal,
             "criticality": _CRITICALITY.get(kind, "routine"),
         })
-    return ExtractionResult(should_extract=True, events=events,
+    # Nothing found is a skip, not a failure: a block of small talk must not make append_turn raise.
+    return ExtractionResult(should_extract=bool(events), events=events,
                             reason="" if events else "No decision, preference, plan, fact or date in this block.")
 
 
