@@ -6,6 +6,8 @@ process's resident memory and the open time. The "empty window" row, measured in
 anything is opened, is the baseline the ratio compares against. Budget: < 400 MB with 100k events.
 
     .venv/bin/python bench/app_memory.py [--events 100000]
+
+The database is built in this process; the app runs in a fresh child process, so its RSS counts only the app.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import copy
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -77,35 +80,57 @@ def measure(path: Path) -> dict[str, float]:
     table, model = window.events.table, window.events.model
     while model.canFetchMore():
         model.fetchMore()
+    # Drag the scroll bar from top to bottom in 200 steps; the slowest step is the worst stall a user sees
+    # (rows are built on the database worker, so the UI thread only paints).
+    scroll_bar = table.verticalScrollBar()
+    slowest = 0.0
+    for step in range(201):
+        scroll_bar.setValue(scroll_bar.maximum() * step // 200)
+        started = time.perf_counter()
+        app.processEvents()
+        slowest = max(slowest, time.perf_counter() - started)
     table.scrollToBottom()
     window.wait_idle(600_000)
     app.processEvents()
     last = model.index(model.rowCount() - 1, 0).data()
     window.wait_idle(600_000)
-    result = {"empty": empty, "open_s": opened, "rss": rss_mb(), "rows": model.rowCount(), "last": last}
+    result = {"empty": empty, "open_s": opened, "rss": rss_mb(), "rows": model.rowCount(), "last": last,
+              "slowest_step_ms": slowest * 1000}
     window.close()
     return result
+
+
+def measure_in_child(path: Path) -> dict[str, float]:
+    completed = subprocess.run(
+        [sys.executable, __file__, "--measure", str(path)], check=True, capture_output=True, text=True
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.measure:
+        print(json.dumps(measure(arguments.measure)))
+        return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "app-memory.sqlite"
         build_database(path, arguments.events)
-        result = measure(path)
+        result = measure_in_child(path)
     rows = [
-        ("empty window", "—", f"{result['empty']:.0f}", "1.00×", ""),
+        ("empty window", "—", "—", f"{result['empty']:.0f}", "1.00×", ""),
         (
             f"{result['rows']:,} events, scrolled to the end",
             f"{result['open_s']:.2f}",
+            f"{result['slowest_step_ms']:.0f}",
             f"{result['rss']:.0f}",
             f"{result['rss'] / result['empty']:.2f}×",
             "yes" if result["rss"] < BUDGET_MB else "NO",
         ),
     ]
-    table = markdown_table(("app state", "open (s)", "RSS (MB)", "RSS vs empty window", f"< {BUDGET_MB} MB"), rows)
+    table = markdown_table(("app state", "open (s)", "slowest scroll step (ms)", "RSS (MB)", "RSS vs empty window", f"< {BUDGET_MB} MB"), rows)
     print(table)
     write_section(
         "app-memory",
