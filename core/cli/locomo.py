@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -25,8 +26,10 @@ def command(file: Path, database: str, namespace: str | None) -> None:
             f"{file} holds {len(conversations)} conversations; --namespace names only one", param_hint="--namespace"
         )
     for conversation in conversations:
-        target = namespace or conversation.namespace
-        with click.progressbar(length=len(conversation.turns), label=f"{target}", show_pos=True) as bar:
+        target = conversation.namespace if namespace is None else namespace
+        with click.progressbar(
+            length=len(conversation.turns), label=target, show_pos=True, file=sys.stderr
+        ) as bar:
             summary = import_conversation(
                 conversation, database, namespace=namespace, progress=lambda _turn: bar.update(1)
             )

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import stratagate
+from stratagate import rules
 from stratagate.errors import StrataGateError
 
 CLOCK_OFFSET = timezone(timedelta(hours=8))
@@ -282,8 +283,8 @@ def import_conversation(
     The file was fully validated when read, so bad input stops before anything is written. Each turn is
     its own transaction: if the engine fails midway, the turns before stay and importing again resumes
     after them (their receipts are known)."""
-    namespace = namespace or conversation.namespace
-    memory = stratagate.open(database, namespace)
+    namespace = conversation.namespace if namespace is None else namespace
+    memory = stratagate.open(database, namespace, **rules.engine_options())
     try:
         appended = 0
         for turn in conversation.turns:
