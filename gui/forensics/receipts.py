@@ -1,0 +1,187 @@
+"""The usage receipts browser: what the agent used (refs), its own audit of it (verdict, fit, missing), and a
+replay of a query as of the receipt's time next to now, with the drift marked. Read-only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate.journal import JournalRecord
+from stratagate.model import UsageReceipt
+from stratagate_gui.forensics.explain import build_spec
+from stratagate_gui.forensics.replay import ReplayResult, replay
+from stratagate_gui.forensics.workbench import fill_table, make_table
+from stratagate_gui.workers import DatabaseWorker
+
+RECEIPT_COLUMNS = [
+    "Receipt",
+    "Recorded at",
+    "Events",
+    "Elements",
+    "Verdict",
+    "Fit",
+    "Missing",
+    "Next",
+    "Session",
+    "Turn",
+]
+REPLAY_COLUMNS = [
+    "Event",
+    "Title",
+    "In receipt",
+    "Rank then",
+    "Rank now",
+    "Status then",
+    "Status now",
+    "Weight then",
+    "Weight now",
+    "Drift",
+]
+DRIFT_COLOR = QColor("#b91c1c")
+
+JournalReader = Callable[[], list[JournalRecord]]
+
+
+def receipt_row(receipt: UsageReceipt) -> list[Any]:
+    audit = receipt.audit or {}
+    return [
+        receipt.id,
+        receipt.created_at,
+        ", ".join(receipt.event_ids),
+        ", ".join(receipt.element_ids),
+        audit.get("verdict", ""),
+        audit.get("fit", ""),
+        audit.get("missing", ""),
+        audit.get("nextStrategy", ""),
+        audit.get("sessionId", ""),
+        audit.get("turn", ""),
+    ]
+
+
+def _optional(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+class ReceiptsBrowser(QWidget):
+    replayed = Signal(object)
+    """The `ReplayResult` of the last replay."""
+
+    def __init__(self, worker: DatabaseWorker, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.worker = worker
+        self.memory: Any = None
+        self.journal_reader: JournalReader = list
+        self.receipts: list[UsageReceipt] = []
+        self.result: ReplayResult | None = None
+        self.table = make_table(self)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.query = QLineEdit(self)
+        self.query.setPlaceholderText("Query to replay (receipts do not keep it); empty = ranking by weight")
+        self.query.returnPressed.connect(self.replay_selected)
+        self.replay_button = QPushButton("Replay then vs now", self)
+        self.replay_button.clicked.connect(self.replay_selected)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.replay_table = make_table(self)
+        bar = QHBoxLayout()
+        bar.addWidget(self.query, 1)
+        bar.addWidget(self.replay_button)
+        lower = QWidget(self)
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addLayout(bar)
+        lower_layout.addWidget(self.summary)
+        lower_layout.addWidget(self.replay_table, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.table)
+        splitter.addWidget(lower)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        self.set_memory(None)
+
+    def set_memory(self, memory: Any, journal_reader: JournalReader = list) -> None:
+        self.memory = memory
+        self.journal_reader = journal_reader
+        self.receipts = []
+        self.replay_button.setEnabled(False)
+        fill_table(self.table, RECEIPT_COLUMNS, [])
+        fill_table(self.replay_table, REPLAY_COLUMNS, [])
+        self.summary.setText("No memory open" if memory is None else "")
+        if memory is not None:
+            self.refresh()
+
+    def refresh(self) -> None:
+        memory = self.memory
+        if memory is None:
+            return
+        self.worker.run(
+            memory.list_usage_receipts, on_done=self._show_receipts, description="list usage receipts"
+        )
+
+    def _show_receipts(self, receipts: list[UsageReceipt]) -> None:
+        self.receipts = list(receipts)
+        fill_table(self.table, RECEIPT_COLUMNS, [receipt_row(receipt) for receipt in self.receipts])
+        self.summary.setText(f"{len(self.receipts)} usage receipts")
+
+    def selected_receipt(self) -> UsageReceipt | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.receipts[rows[0].row()] if rows else None
+
+    def _selection_changed(self) -> None:
+        self.replay_button.setEnabled(self.selected_receipt() is not None)
+
+    def replay_selected(self) -> None:
+        receipt, memory, read_journal = self.selected_receipt(), self.memory, self.journal_reader
+        if receipt is None or memory is None:
+            return
+        spec = build_spec("events", self.query.text())
+        self.summary.setText(f"Replaying {receipt.id}…")
+        self.worker.run(
+            lambda: replay(memory, receipt, spec, read_journal()),
+            on_done=self._show_replay,
+            on_error=lambda error: self.summary.setText(f"✘ {error}"),
+            description=f"replay receipt {receipt.id}",
+        )
+
+    def _show_replay(self, result: ReplayResult) -> None:
+        self.result = result
+        turn = f"turn {result.turn_then}" + (
+            "" if result.turn_is_known else " (the receipt has no turn: now)"
+        )
+        self.summary.setText(
+            f"{result.receipt_id}: as of {turn}, {result.rolled_back} event(s) with curation rolled back from the "
+            f"journal · {len(result.drifted)} of {len(result.rows)} rows drifted"
+        )
+        rows = [
+            [
+                row.id,
+                row.title,
+                "yes" if row.in_receipt else "",
+                row.rank_then or "—",
+                row.rank_now or "—",
+                row.status_then or "(did not exist)",
+                row.status_now or "(missing)",
+                _optional(row.weight_then),
+                _optional(row.weight_now),
+                "; ".join(row.drift),
+            ]
+            for row in result.rows
+        ]
+        fill_table(self.replay_table, REPLAY_COLUMNS, rows)
+        for row_number, row in enumerate(result.rows):
+            if row.drift:
+                for column in range(len(REPLAY_COLUMNS)):
+                    self.replay_table.item(row_number, column).setForeground(DRIFT_COLOR)
+        self.replayed.emit(result)

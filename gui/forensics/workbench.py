@@ -1,0 +1,263 @@
+"""The query workbench: run any search with every filter and see why each hit ranked where it did.
+
+Nothing here writes: searches run with `record=False`, so the workbench is safe on a read-only/forensic open.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate_gui import shortcuts
+from stratagate_gui.forensics.explain import HitRow, QuerySpec, WorkbenchResult, build_spec, run_query
+from stratagate_gui.workers import DatabaseWorker
+
+KIND_LABELS = {"events": "Events", "elements": "Elements (facts)", "raw": "Raw memory"}
+NO_INTENT = "(weight)"
+
+
+def fill_table(table: QTableWidget, headers: list[str], rows: list[list[Any]]) -> None:
+    table.clear()
+    table.setColumnCount(len(headers))
+    table.setRowCount(len(rows))
+    table.setHorizontalHeaderLabels(headers)
+    for row, values in enumerate(rows):
+        for column, value in enumerate(values):
+            table.setItem(row, column, QTableWidgetItem("" if value is None else str(value)))
+    table.resizeColumnsToContents()
+
+
+def make_table(parent: QWidget) -> QTableWidget:
+    table = QTableWidget(parent)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.verticalHeader().hide()
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+class QueryWorkbench(QWidget):
+    finished = Signal(object)
+    """The `WorkbenchResult` of the last query."""
+
+    def __init__(self, worker: DatabaseWorker, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.worker = worker
+        self.memory: Any = None
+        self.result: WorkbenchResult | None = None
+
+        self.kind = QComboBox(self)
+        for kind, label in KIND_LABELS.items():
+            self.kind.addItem(label, kind)
+        self.query = QLineEdit(self)
+        self.query.setPlaceholderText("Query  ( / to focus, Return to run )")
+        self.query.returnPressed.connect(self.run)
+        self.run_button = QPushButton("Run", self)
+        self.run_button.clicked.connect(self.run)
+        self.limit = QSpinBox(self)
+        self.limit.setRange(0, 20)
+        self.limit.setSpecialValueText("default")
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        # Filters: one page per search kind.
+        self.temporal_intent = QComboBox(self)
+        self.temporal_intent.addItems([NO_INTENT, "first", "latest"])
+        self.participants = QLineEdit(self)
+        self.participants.setPlaceholderText("comma-separated names")
+        self.event_type = QLineEdit(self)
+        self.happened_from = QLineEdit(self)
+        self.happened_from.setPlaceholderText("e.g. 2026-03-01")
+        self.happened_to = QLineEdit(self)
+        self.element_name = QLineEdit(self)
+        self.element_type = QComboBox(self)
+        self.element_type.addItems(["", "person", "project", "organization", "tool", "place"])
+        event_page, element_page = QWidget(self), QWidget(self)
+        event_form = QFormLayout(event_page)
+        event_form.addRow("Temporal intent", self.temporal_intent)
+        event_form.addRow("Participants", self.participants)
+        event_form.addRow("Event type", self.event_type)
+        event_form.addRow("Happened from", self.happened_from)
+        event_form.addRow("Happened to", self.happened_to)
+        element_form = QFormLayout(element_page)
+        element_form.addRow("Name", self.element_name)
+        element_form.addRow("Type", self.element_type)
+        self.filters = QStackedWidget(self)
+        self.filters.addWidget(event_page)
+        self.filters.addWidget(element_page)
+        self.filters.addWidget(QLabel("Raw memory search takes only a limit.", self))
+        self.kind.currentIndexChanged.connect(self.filters.setCurrentIndex)
+
+        self.hits = make_table(self)
+        self.hits.itemSelectionChanged.connect(self._show_selected)
+        self.contributions = make_table(self)
+        self.detail = QLabel(self)
+        self.detail.setWordWrap(True)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.excluded = make_table(self)
+
+        top = QHBoxLayout()
+        top.addWidget(self.kind)
+        top.addWidget(self.query, 1)
+        top.addWidget(QLabel("Limit", self))
+        top.addWidget(self.limit)
+        top.addWidget(self.run_button)
+        detail_pane = QWidget(self)
+        detail_layout = QVBoxLayout(detail_pane)
+        detail_layout.setContentsMargins(0, 0, 0, 0)
+        detail_layout.addWidget(self.detail)
+        detail_layout.addWidget(QLabel("BM25 term contributions by field", self))
+        detail_layout.addWidget(self.contributions, 1)
+        below = QTabWidget(self)
+        below.addTab(detail_pane, "Why this hit")
+        below.addTab(self.excluded, "Excluded candidates")
+        self.below = below
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.hits)
+        splitter.addWidget(below)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.filters)
+        layout.addWidget(self.summary)
+        layout.addWidget(splitter, 1)
+        shortcuts.bind(shortcuts.SEARCH, self, self.focus_query)
+        self.set_memory(None)
+
+    def set_memory(self, memory: Any) -> None:
+        self.memory = memory
+        self.run_button.setEnabled(memory is not None)
+        if memory is None:
+            self.summary.setText("No memory open")
+
+    def focus_query(self) -> None:
+        self.query.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.query.selectAll()
+
+    def spec(self) -> QuerySpec:
+        kind = self.kind.currentData()
+        limit = self.limit.value() or None
+        if kind == "events":
+            participants = [name.strip() for name in self.participants.text().split(",") if name.strip()]
+            intent = self.temporal_intent.currentText()
+            return build_spec(
+                kind,
+                self.query.text(),
+                limit=limit,
+                temporal_intent=None if intent == NO_INTENT else intent,
+                participants=participants,
+                event_type=self.event_type.text().strip(),
+                happened_from=self.happened_from.text().strip(),
+                happened_to=self.happened_to.text().strip(),
+            )
+        if kind == "elements":
+            return build_spec(
+                kind,
+                self.query.text(),
+                limit=limit,
+                name=self.element_name.text().strip(),
+                type=self.element_type.currentText(),
+            )
+        return build_spec(kind, self.query.text(), limit=limit)
+
+    def run(self) -> None:
+        memory = self.memory
+        if memory is None:
+            return
+        spec = self.spec()
+        self.summary.setText(f"Running {spec.describe()}…")
+        self.worker.run(
+            lambda: run_query(memory, spec),
+            on_done=self._show,
+            on_error=lambda error: self.summary.setText(f"✘ {error}"),
+            description=f"search {spec.describe()}",
+        )
+
+    def _show(self, result: WorkbenchResult) -> None:
+        self.result = result
+        tokens = " ".join(result.tokens) or "(none)"
+        self.summary.setText(
+            f"{len(result.hits)} hits · mode: {result.mode} · tokens: {tokens} · {len(result.excluded)} excluded"
+        )
+        headers = [
+            "#",
+            "Id",
+            "Hit",
+            "RRF score",
+            "Weight",
+            *(f"rank: {name}" for name in result.ranking_names),
+        ]
+        headers.append("Matched filters")
+        rows = [
+            [
+                hit.rank,
+                hit.id,
+                hit.label,
+                _number(hit.score, 6),
+                _number(hit.weight, 3),
+                *(_rank_text(hit.ranks.get(name)) for name in result.ranking_names),
+                ", ".join(hit.matched_filters) or "—",
+            ]
+            for hit in result.hits
+        ]
+        fill_table(self.hits, headers, rows)
+        fill_table(self.excluded, ["Candidate", "Why excluded"], [list(item) for item in result.excluded])
+        fill_table(self.contributions, ["Term", "Field", "Frequency × weight", "Score"], [])
+        self.detail.setText("")
+        if result.hits:
+            self.hits.selectRow(0)
+        self.finished.emit(result)
+
+    def selected_hit(self) -> HitRow | None:
+        if self.result is None:
+            return None
+        rows = self.hits.selectionModel().selectedRows()
+        return self.result.hits[rows[0].row()] if rows else None
+
+    def _show_selected(self) -> None:
+        hit = self.selected_hit()
+        if hit is None:
+            return
+        lines = [hit.detail]
+        if hit.bm25_score is not None:
+            idf = ", ".join(f"{term} {value:.3f}" for term, value in hit.term_idf.items())
+            lines.append(
+                f"BM25 {hit.bm25_score:.4f} · length {hit.length} (average {hit.average_length:.1f}) · idf: {idf}"
+            )
+        elif hit.score is not None:
+            lines.append("No BM25 match: ranked by the structured order only.")
+        self.detail.setText("\n".join(line for line in lines if line))
+        fill_table(
+            self.contributions,
+            ["Term", "Field", "Frequency × weight", "Score"],
+            [[c.term, c.field, c.frequency, _number(c.score)] for c in hit.contributions],
+        )
+
+
+def _rank_text(rank: int | None) -> str:
+    return "—" if rank is None else str(rank + 1)
