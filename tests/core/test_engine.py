@@ -1,0 +1,159 @@
+"""Engine behaviour beyond the reference checklist: v7 decay and lift source, curation and undo data, recorded
+searches, explanations, lazy listing, job leases."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from helpers import Clock, counter_ids, reference_memory
+
+import stratagate
+from stratagate.weights import SUPERSEDED_CAP
+
+
+@pytest.fixture
+def memory():
+    return reference_memory(now=Clock("2026-03-22T00:00:00Z"), id_factory=counter_ids())
+
+
+def test_blocks_age_only_when_their_thread_seals_a_newer_block():
+    m = stratagate.in_memory(block_turn_size=1)
+    first = m.append_turn("a1", "r", thread_id="a").sealed_block
+    for index in range(3):
+        m.append_turn(f"b{index}", "r", thread_id="b")
+    m.append_turn("open", "r", thread_id="a", defer_processing=True)
+    assert m.block_level(m.get_block(first.id)) == 5  # thread b and a's open tail do not age it
+    m.resume_pending_work()
+    m.append_turn("a3", "r", thread_id="a")
+    entry = next(e for e in m.get_block_context("a") if e.id == first.id)
+    assert (entry.age, entry.level) == (2, 4)
+
+
+def test_user_lift_is_recorded_and_survives_reopen(tmp_path: Path):
+    database = tmp_path / "memory.sqlite"
+    m = stratagate.open(database, "ns", block_turn_size=1)
+    block = m.append_turn("one", "r").sealed_block
+    for index in range(9):
+        m.append_turn(f"t{index}", "r")
+    assert m.block_level(m.get_block(block.id)) == 0
+    entry = m.expand_block(block.id, 4, source="user")
+    assert (entry.level, entry.label) == (4, "L4 readable near-verbatim transcript")
+    m.close()
+    m = stratagate.open(database, "ns")
+    lifted = m.get_block(block.id)
+    assert (lifted.last_lifted_by, lifted.lift_source, lifted.pointer_anchor_block_position) == ("user", "user", 10)
+    assert m.block_level(lifted) == 4
+    m.close()
+
+
+def test_legacy_lift_shows_as_legacy(memory):
+    assert memory.get_block("blk_25").lift_source == "legacy"
+    assert memory.get_block("blk_50").lift_source is None
+
+
+def test_curation_returns_before_and_after_and_journals(memory):
+    entry = {"actor": "reviewer", "action": "pin"}
+    change = memory.pin_event("evt_51", journal_entry=entry)
+    assert (change.before.weight.pinned, change.after.weight.pinned) == (False, True)
+    assert memory.event_weight("evt_51") == 1
+    assert memory.backend.journal(memory.namespace) == [entry]
+    assert memory.unpin_event("evt_51").after.weight.pinned is False
+    archived = memory.archive_event("evt_55").after
+    assert archived.status == "archived" and memory.event_weight("evt_55") == 0
+    assert "evt_55" not in [hit.event.id for hit in memory.search_events("Berlin", limit=20)]
+    assert memory.restore_event("evt_55").after.status == "active"
+
+
+def test_supersede_and_undo(memory):
+    change = memory.supersede_event("evt_55", "evt_86")
+    assert (change.after.status, change.after.superseded_by) == ("superseded", "evt_86")
+    assert memory.event_weight("evt_55") <= SUPERSEDED_CAP
+    undone = memory.unsupersede_event("evt_55").after
+    assert (undone.status, undone.superseded_by, undone.weight.forced_cap) == ("active", None, None)
+
+
+def test_superseding_a_forgotten_event_keeps_it_forgotten(memory):
+    event = memory.add_event("Password rotated again", source_block_id="blk_82", supersedes=["evt_61"])
+    old = memory.get_event("evt_61")
+    assert (old.status, old.superseded_by) == ("forgotten", event.id)
+    assert memory.restore_event("evt_61").after.status == "superseded"
+
+
+def test_add_event_keeps_mentioned_and_happened_apart_and_applies_floors(memory):
+    event = memory.add_event(
+        "Nut-free catering", "Catering must be nut-free.", source_block_id="blk_82", criticality="safety",
+        temporal={"mentionedAt": "2026-03-21T10:00:00+08:00", "happenedStart": "2026-04-02"})
+    assert (event.temporal.mentioned_at, event.temporal.happened_start) == ("2026-03-21T10:00:00+08:00", "2026-04-02")
+    assert event.weight.floor_weight == 1.0
+    assert memory.event_weight(event.id, at_turn=10_000) == 1.0
+    assert memory.list_element_projection_jobs()[-1].source_event_ids == [event.id]
+
+
+def test_recorded_search_sets_last_retrieved_at_in_one_commit(memory):
+    revision = memory.revision
+    hits = memory.search_events("database storage", record=True)
+    assert memory.revision == revision + 1
+    assert all(hit.event.weight.last_retrieved_at == "2026-03-22T08:00:00.000+08:00" for hit in hits)
+    element_hits = memory.search_elements("Berlin", record=True)
+    assert memory.get_element(element_hits[0].element.id).weight.last_retrieved_at == "2026-03-22T08:00:00.000+08:00"
+    assert memory.revision == revision + 2
+
+
+def test_explain_gives_ranks_term_contributions_and_exclusions(memory):
+    hits = memory.search_events("backend", participants=["bob"], temporal_intent="latest", limit=2, explain=True)
+    explanation = hits.explanation
+    assert explanation.mode == "hard filters" and explanation.tokens == ["word:backend"]
+    top = hits[0]
+    assert set(top.explanation.ranks) == {"bm25", "structured"}
+    assert top.explanation.bm25 is not None
+    assert {c.field for c in top.explanation.bm25.contributions} <= {"title", "summary", "tags", "quotes", "narrative",
+                                                                      "participants", "eventType", "originalText",
+                                                                      "happened"}
+    assert sum(c.score for c in top.explanation.bm25.contributions) == pytest.approx(top.explanation.bm25.score)
+    reasons = {item.id: item.reason for item in explanation.excluded}
+    assert reasons["evt_84"] == "filter mismatch: participants"
+    assert any(reason.startswith("cut by limit 2") for reason in reasons.values())
+    forgotten = memory.search_events("password", explain=True).explanation.excluded
+    assert [(item.id, item.reason) for item in forgotten] == [("evt_61", "status forgotten")]
+
+
+def test_lazy_listing_by_id(memory):
+    assert memory.event_ids({"status": "superseded"}) == ["evt_53", "evt_54"]
+    assert [event.id for event in memory.get_events(["evt_86", "evt_404", "evt_51"])] == ["evt_86", "evt_51"]
+    assert memory.thread_ids() == [None]
+
+
+def test_indexes_follow_writes(memory):
+    assert memory.search_events("kayak") == []
+    event = memory.add_event("Team kayak trip", source_block_id="blk_82")
+    assert [hit.event.id for hit in memory.search_events("kayak")] == [event.id]
+    memory.forget_event(event.id)
+    assert memory.search_events("kayak") == []
+
+
+def test_a_second_opener_does_not_sabotage_a_running_job(tmp_path: Path):
+    database = tmp_path / "memory.sqlite"
+    clock = Clock("2026-03-02T00:00:00Z")
+    stratagate.open(database, "ns", block_turn_size=1).close()
+    worker = stratagate.open(database, "ns", now=clock)
+    block = worker.append_turn("one", "r").sealed_block
+    worker.add_event("Fact", source_block_id=block.id)
+    claim = worker.claim_next_element_projection()
+    other = stratagate.open(database, "ns", now=clock)
+    assert other.list_element_projection_jobs()[0].status == "running"
+    assert other.recover_interrupted_jobs() == 0  # lease not expired: the worker may still be running
+    assert worker.complete_element_projection(claim.job_id, {"changes": []}) == []
+    other.close()
+    # A job abandoned for longer than the lease is recovered and retried.
+    stale = stratagate.open(database, "ns", now=clock)
+    another = stale.add_event("Another", source_block_id=block.id)
+    stale.claim_next_element_projection()
+    clock.advance(minutes=16)
+    later = stratagate.open(database, "ns", now=clock)
+    assert later.recover_interrupted_jobs(timedelta(minutes=15)) == 1
+    job = next(job for job in later.list_element_projection_jobs() if job.source_event_ids == [another.id])
+    assert (job.status, job.last_error) == ("failed", "Element projection was interrupted before completion.")
+    for handle in (worker, stale, later):
+        handle.close()
