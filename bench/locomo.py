@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -38,7 +39,6 @@ from stratagate.importers.locomo import LocomoConversation, import_conversation,
 from stratagate.importers.locomo_recall import (
     CATEGORY_NAMES,
     ConversationRetrieval,
-    mean_by_category,
     recall_at_k,
     rrf_fuse,
 )
@@ -75,16 +75,21 @@ class Fts5Baseline:
 
 
 @dataclass
+class QuestionRecall:
+    category: int
+    recall: dict[str, dict[int, float]]
+    """Retrieval name → k → recall@k."""
+
+
+@dataclass
 class ConversationResult:
     name: str
     turns: int
-    questions: int
     import_seconds: float
     baseline_index_seconds: float
     blocks: int
     events: int
-    recalls: dict[str, list[tuple[int, int, float]]] = field(default_factory=dict)
-    """Retrieval name → (category, k, recall) for every question and k."""
+    questions: list[QuestionRecall] = field(default_factory=list)
 
 
 def locomo_files(paths: Sequence[Path]) -> list[Path]:
@@ -109,7 +114,6 @@ def measure(conversation: LocomoConversation, workdir: Path) -> ConversationResu
     result = ConversationResult(
         name=conversation.namespace,
         turns=summary.turns,
-        questions=0,
         import_seconds=import_seconds,
         baseline_index_seconds=baseline_seconds,
         blocks=summary.blocks,
@@ -129,52 +133,37 @@ def measure(conversation: LocomoConversation, workdir: Path) -> ConversationResu
         for question in conversation.questions:
             if question.category == ADVERSARIAL or not question.evidence:
                 continue
-            result.questions += 1
+            recall = {}
             for name, retrieve in retrievals.items():
                 ranked = retrieve(question.question)
-                result.recalls.setdefault(name, []).extend(
-                    (question.category, k, recall_at_k(question.evidence, ranked, k)) for k in KS
-                )
+                recall[name] = {k: recall_at_k(question.evidence, ranked, k) for k in KS}
+            result.questions.append(QuestionRecall(question.category, recall))
     return result
 
 
 def recall_table(results: Sequence[ConversationResult]) -> str:
-    names = list(results[0].recalls)
-    by_name = {
-        name: {
-            k: mean_by_category(
-                (category, value)
-                for result in results
-                for category, at_k, value in result.recalls[name]
-                if at_k == k
-            )
-            for k in KS
-        }
-        for name in names
-    }
-    categories = sorted(by_name[BASELINE][KS[0]])
+    questions = [question for result in results for question in result.questions]
+    categories = sorted({question.category for question in questions})
     rows = []
-    for category in categories + [0]:
-        for name in names:
-            means = [_mean(by_name[name][k], category) for k in KS]
-            baseline_at_10 = _mean(by_name[BASELINE][10], category)[0]
-            verdict = "" if name == BASELINE else _verdict(means[1][0], baseline_at_10)
-            label = f"{category} {CATEGORY_NAMES[category]}" if category else "all (1–4)"
-            rows.append([label, means[0][1], name, *(f"{mean:.3f}" for mean, _ in means), verdict])
-    return markdown_table(["category", "questions", "retrieval", "R@5", "R@10", "R@20", "R@10 vs peer"], rows)
+    for category in [*categories, None]:
+        subset = [q for q in questions if category is None or q.category == category]
+        label = "all (1–4)" if category is None else f"{category} {CATEGORY_NAMES[category]}"
+        peer_at_10 = statistics.fmean(q.recall[BASELINE][10] for q in subset)
+        for name in subset[0].recall:
+            means = [statistics.fmean(q.recall[name][k] for q in subset) for k in KS]
+            comparison = "" if name == BASELINE else _against_peer(subset, name, means[1], peer_at_10)
+            rows.append([label, len(subset), name, *(f"{mean:.3f}" for mean in means), comparison])
+    return markdown_table(
+        ["category", "questions", "retrieval", "R@5", "R@10", "R@20", "R@10 vs peer (questions better / worse)"],
+        rows,
+    )
 
 
-def _mean(means: dict[int, tuple[float, int]], category: int) -> tuple[float, int]:
-    if category:
-        return means.get(category, (0.0, 0))
-    count = sum(n for _, n in means.values())
-    return (sum(mean * n for mean, n in means.values()) / count if count else 0.0, count)
-
-
-def _verdict(value: float, baseline: float) -> str:
-    if baseline == 0:
-        return "above" if value > 0 else "equal"
-    return f"{value / baseline:.2f}× ({'above' if value > baseline else 'not above'})"
+def _against_peer(subset: Sequence[QuestionRecall], name: str, mean: float, peer_mean: float) -> str:
+    better = sum(1 for q in subset if q.recall[name][10] > q.recall[BASELINE][10])
+    worse = sum(1 for q in subset if q.recall[name][10] < q.recall[BASELINE][10])
+    ratio = f"{mean / peer_mean:.2f}×" if peer_mean else "—"
+    return f"{ratio} {'above' if mean > peer_mean else 'NOT above'} ({better} / {worse})"
 
 
 def ingest_table(results: Sequence[ConversationResult]) -> str:
@@ -213,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     markdown = "\n\n".join(
         [
             "## LoCoMo retrieval quality",
-            f"`bench/locomo.py` on {names}: {sum(r.questions for r in results)} questions of categories 1–4 "
+            f"`bench/locomo.py` on {names}: {sum(len(r.questions) for r in results)} questions of categories 1–4 "
             "with evidence (category 5, adversarial, left out). Recall@k is the share of a question's evidence "
             "turns among the first k distinct turns retrieved, averaged per category.",
             recall_table(results),

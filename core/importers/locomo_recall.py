@@ -7,7 +7,6 @@ scored in the same unit, a ranked list of dia_ids.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -87,11 +86,3 @@ def rrf_fuse(rankings: Sequence[Sequence[str]]) -> list[str]:
     """Reciprocal-rank fusion (the engine's, k 60) of ranked dia_id lists. Repeats within one list are
     dropped first: several hits citing one turn are one piece of evidence, not several votes."""
     return [hit.id for hit in fuse([first_occurrences(ranking) for ranking in rankings])]
-
-
-def mean_by_category(values: Iterable[tuple[int, float]]) -> dict[int, tuple[float, int]]:
-    """(category, value) pairs → category: (mean, count), categories in ascending order."""
-    grouped: dict[int, list[float]] = defaultdict(list)
-    for category, value in values:
-        grouped[category].append(value)
-    return {category: (sum(items) / len(items), len(items)) for category, items in sorted(grouped.items())}

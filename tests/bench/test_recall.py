@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from stratagate.importers.locomo import read_locomo_file
 from stratagate.importers.locomo_recall import (
     TurnIndex,
-    mean_by_category,
     recall_at_k,
     rrf_fuse,
 )
@@ -53,7 +52,3 @@ def test_turn_index_maps_messages_by_their_instant():
     assert index.add_message("msg_3", third.created_at.isoformat(timespec="milliseconds")) == "D1:3"
     assert index.add_message("msg_x", third.created_at + timedelta(hours=1)) is None
     assert index.dia_ids(["msg_x", "msg_3", "msg_3"]) == ["D1:3"]
-
-
-def test_mean_by_category_averages_and_counts():
-    assert mean_by_category([(2, 1.0), (1, 0.5), (2, 0.0)]) == {1: (0.5, 1), 2: (0.5, 2)}
