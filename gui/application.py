@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QFontDatabase, QIcon
+from PySide6.QtGui import QAction, QFontDatabase, QIcon
 from PySide6.QtWidgets import QApplication
 
 from stratagate import __version__
@@ -83,6 +83,9 @@ def build_main_window(settings: QSettings | None = None) -> MainWindow:
     window.add_view("Events", window.events)
     window.add_view("Elements", window.elements)
     window.add_view("Decay", window.decay)
+    demo_action = QAction("Open &demo memory", window)
+    demo_action.triggered.connect(lambda _checked=False: open_demo(window))
+    window.file_menu.insertAction(window.recent_menu.menuAction(), demo_action)
 
     def jump(kind: str, identifier: str) -> None:
         if kind == "event":
@@ -107,16 +110,29 @@ def build_main_window(settings: QSettings | None = None) -> MainWindow:
     return window
 
 
+def open_demo(window: MainWindow, namespace: str | None = None, read_only: bool = False) -> None:
+    """Build the demo memory on the worker if it is not cached yet, then open it."""
+    window.worker.run(
+        ensure_demo_database,
+        on_done=lambda path: window.open_location(str(path), namespace, read_only=read_only),
+        description="build the demo memory",
+    )
+
+
+def open_from_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
+    """Open what the command line names: a database, or the demo (--demo, and always for --self-test)."""
+    if arguments.demo or arguments.self_test:
+        open_demo(window, arguments.namespace, arguments.read_only)
+    elif arguments.database:
+        window.open_location(arguments.database, arguments.namespace, read_only=arguments.read_only)
+
+
 def run(arguments: argparse.Namespace) -> int:
     app = create_application()
     window = build_main_window()
     window.resize(1280, 800)
     window.show()
-    location = arguments.database
-    if arguments.demo or arguments.self_test:
-        location = str(ensure_demo_database())
-    if location:
-        window.open_location(location, arguments.namespace, read_only=arguments.read_only)
+    open_from_arguments(window, arguments)
     if arguments.self_test:
         return self_test(window, arguments.self_test)
     return app.exec()

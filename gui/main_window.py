@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        self.file_menu = file_menu
         self._add_action(file_menu, "&Open…", self._choose_file, QKeySequence.StandardKey.Open)
         self._add_action(file_menu, "Open &read-only…", lambda: self._choose_file(read_only=True))
         self._add_action(file_menu, "Open database &URL…", self._choose_url)
@@ -313,8 +314,10 @@ class MainWindow(QMainWindow):
         QMessageBox.warning(self, "StrataGate Inspector", f"Could not {what}.\n\n{describe_open_error(error)}")
 
     def closeEvent(self, event) -> None:
-        if self.opened is not None:
-            self.worker.run(self.opened.close, description="close memory")
+        opened, self.opened, self.memory = self.opened, None, None
+        if opened is not None:
+            # After the tasks already queued, so nothing reads a closed memory; then the thread ends.
+            self.worker.call(opened.close)
         self.worker.shutdown()
         super().closeEvent(event)
 

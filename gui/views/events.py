@@ -213,6 +213,7 @@ class EventsView(QWidget):
         self.filters.changed.connect(self._query)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         window.memory_changed.connect(self.set_memory)
+        window.thread_changed.connect(lambda _thread: self.refresh())
         self._pending_select: str | None = None
 
     def set_memory(self, memory: Any) -> None:
@@ -235,6 +236,8 @@ class EventsView(QWidget):
         memory = self.memory
         if memory is None:
             return
+        if self.window_.thread_id is not None:
+            where = {**where, "threadId": self.window_.thread_id}
         self.window_.worker.run(
             lambda: memory.event_ids(where or None),
             on_done=lambda ids: self._show_ids(memory, ids),

@@ -1,0 +1,64 @@
+"""Opening memories from the command line and by drag and drop, themes, and the progress dialog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent, QPalette
+from PySide6.QtWidgets import QApplication
+
+from stratagate_gui.app import parse_arguments
+from stratagate_gui.application import open_from_arguments
+from stratagate_gui.theme import plot_colours
+
+
+def test_command_line_opens_a_namespace_read_only(make_window, reference_db_copy: Path):
+    window = make_window()
+    arguments = parse_arguments([str(reference_db_copy), "--read-only", "--namespace", "project:atlas"])
+    open_from_arguments(window, arguments)
+    assert window.wait_idle()
+    assert window.memory.read_only and window.memory.namespace == "project:atlas"
+    assert window.opened.location == str(reference_db_copy)
+
+
+def test_unknown_namespace_is_refused_by_name(make_window, reference_db_copy: Path, monkeypatch):
+    shown: list[str] = []
+    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
+    window = make_window()
+    open_from_arguments(window, parse_arguments([str(reference_db_copy), "--namespace", "nope"]))
+    assert window.wait_idle()
+    assert window.memory is None
+    assert len(shown) == 1 and "'nope'" in shown[0] and "project:atlas" in shown[0]
+
+
+def test_dropping_a_file_opens_it(make_window, reference_db_copy: Path):
+    window = make_window()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(reference_db_copy))])
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    assert window.wait_idle()
+    assert window.memory is not None and window.opened.location == str(reference_db_copy)
+
+
+def test_dark_theme_recolours_widgets_and_plots(opened_window, settings):
+    opened_window.set_theme("dark")
+    window_colour = QApplication.instance().palette().color(QPalette.ColorRole.Window)
+    assert window_colour.lightness() < 80
+    background, _foreground = plot_colours("dark")
+    for plot in opened_window.findChildren(pg.PlotWidget):
+        assert plot.backgroundBrush().color().name() == background
+    assert settings.value("theme") == "dark"
+    opened_window.set_theme("light")
+    assert QApplication.instance().palette().color(QPalette.ColorRole.Window).lightness() > 180
+
+
+def test_opening_shows_a_progress_dialog_until_done(make_window, reference_db_copy: Path):
+    window = make_window()
+    window.open_location(str(reference_db_copy))
+    assert window._progress is not None and window._progress.labelText().startswith("Opening ")
+    assert window.wait_idle()
+    assert window._progress is None
