@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QFontDatabase, QIcon
 from PySide6.QtWidgets import QApplication
 
 from stratagate import __version__
+from stratagate_gui.opening import describe_open_error
 from stratagate_gui.theme import THEMES, apply_theme
 
 if TYPE_CHECKING:
@@ -115,7 +116,9 @@ def open_demo(window: MainWindow, namespace: str | None = None, read_only: bool 
     window.worker.run(
         ensure_demo_database,
         on_done=lambda path: window.open_location(str(path), namespace, read_only=read_only),
-        description="build the demo memory",
+        on_error=lambda error: window.report_error(
+            "Cannot open the demo memory", f"Building {demo_database_path()} failed.\n\n{describe_open_error(error)}"
+        ),
     )
 
 
@@ -132,6 +135,7 @@ def run(arguments: argparse.Namespace) -> int:
     window = build_main_window()
     window.resize(1280, 800)
     window.show()
+    window.errors_to_stderr = bool(arguments.self_test)
     open_from_arguments(window, arguments)
     if arguments.self_test:
         return self_test(window, arguments.self_test)

@@ -7,6 +7,7 @@ Other parts of the app plug in here: `add_view(title, widget)` adds a tab, `undo
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self.thread_id: str | None = None
         self.theme = theme
         self._progress: QProgressDialog | None = None
+        self.errors_to_stderr = False
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -114,7 +116,7 @@ class MainWindow(QMainWindow):
         self._stop_progress()
         reason = describe_open_error(error)
         self.open_failed.emit(location, reason)
-        QMessageBox.warning(self, "Cannot open memory", f"Cannot open {location}\n\n{reason}")
+        self.report_error("Cannot open memory", f"Cannot open {location}\n\n{reason}")
 
     def refresh_status(self) -> None:
         """Re-read revision and current turn (after a write made by this window or a plug-in view)."""
@@ -210,8 +212,10 @@ class MainWindow(QMainWindow):
         self.namespace_picker.setCurrentText(opened.namespace)
         self.thread_picker.clear()
         self.thread_picker.addItem(ALL_THREADS, None)
+        # Unthreaded blocks are only ever listed with every thread (the engine has no "no thread" filter).
         for thread in opened.threads:
-            self.thread_picker.addItem(thread or "(no thread)", thread)
+            if thread is not None:
+                self.thread_picker.addItem(thread, thread)
 
     def _on_namespace_picked(self, index: int) -> None:
         namespace = self.namespace_picker.itemText(index)
@@ -311,7 +315,14 @@ class MainWindow(QMainWindow):
             self._progress = None
 
     def _show_task_error(self, what: str, error: BaseException) -> None:
-        QMessageBox.warning(self, "StrataGate Inspector", f"Could not {what}.\n\n{describe_open_error(error)}")
+        self.report_error("StrataGate Inspector", f"Could not {what}.\n\n{describe_open_error(error)}")
+
+    def report_error(self, title: str, text: str) -> None:
+        """A warning dialog; on stderr instead when `errors_to_stderr` is set (the unattended self-test)."""
+        if self.errors_to_stderr:
+            print(f"{title}: {text}", file=sys.stderr)
+        else:
+            QMessageBox.warning(self, title, text)
 
     def closeEvent(self, event) -> None:
         opened, self.opened, self.memory = self.opened, None, None
