@@ -3,12 +3,11 @@
 `InvertedIndex.rank(query)` gives the same keys, order and scores (bit for bit) as
 `bm25_rank(all indexed documents, query, ...)`: N and the mean length are over the whole index, document
 frequency is the posting count, and each document's score is summed in query-term order with the
-reference's operation order. Only the documents in the query terms' postings are touched, so a query costs
-what its postings cost, not a scan of every document.
+reference's operation order (numpy does the same IEEE operations elementwise, so the floats are identical).
 
-Postings live in dicts (cheap to update); each term's postings are also kept as numpy arrays, built on first
-use and dropped when a write touches the term, so scoring is vectorized. numpy does the same IEEE
-operations elementwise, in the same order, as the scalar formula, so the floats are identical.
+Only the query terms' postings are read. With a `limit`, not even all of those: postings are impact-ordered
+in blocks with score bounds (`postings.TermPostings`), and scoring stops once no unread posting can reach
+the limit-th best score, which is exact (the bound is a true upper bound), not an approximation.
 """
 
 from __future__ import annotations
@@ -21,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from stratagate.errors import DuplicateIdError, UnknownIdError
-from stratagate.search.bm25 import K1, B, average_length, idf, term_score, unique_query_terms
+from stratagate.search.bm25 import average_length, idf, term_score, unique_query_terms
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import SearchField
+from stratagate.search.postings import TermPostings, contributions
 from stratagate.search.tokenize import field_repeat, search_tokens
 
 
@@ -54,16 +54,12 @@ class ExplainedHit:
     contributions: tuple[FieldContribution, ...]
 
 
-@dataclass
-class _TermArrays:
-    documents: np.ndarray  # document numbers (int64)
-    frequencies: np.ndarray  # term frequencies (float64: exact for any realistic count)
-
-
 class InvertedIndex:
     """Weighted-field documents by key, for BM25 ranking. Thread-safe; writes and ranks are serialized."""
 
-    def __init__(self) -> None:
+    def __init__(self, block_size: int = 64) -> None:
+        """`block_size`: postings per score-bound block (tests make it tiny to exercise early stopping)."""
+        self._block_size = block_size
         self._lock = threading.RLock()
         # Each key gets a document number for life (a replace keeps it): it indexes the arrays below and is
         # the insertion order, which breaks ties that localeCompare calls equal, as the reference's stable sort.
@@ -77,7 +73,7 @@ class InvertedIndex:
         self._lengths = np.zeros(1024, dtype=np.float64)
         self._total_length = 0  # an int, so the mean is the exact float the reference's sum gives
         self._postings: dict[str, dict[int, int]] = {}
-        self._arrays: dict[str, _TermArrays] = {}
+        self._arrays: dict[str, TermPostings] = {}
 
     def __len__(self) -> int:
         return len(self._numbers)
@@ -140,7 +136,7 @@ class InvertedIndex:
         self._total_length += length
         for term, frequency in counts.items():
             self._postings.setdefault(term, {})[number] = frequency
-            self._arrays.pop(term, None)
+            self._mark_stale(term, number)
 
     def _unstore(self, number: int) -> None:
         document = self._documents[number]
@@ -153,20 +149,22 @@ class InvertedIndex:
             del posting[number]
             if not posting:
                 del self._postings[term]
-            self._arrays.pop(term, None)
+            self._mark_stale(term, number)
 
-    def _term_arrays(self, term: str) -> _TermArrays | None:
+    def _mark_stale(self, term: str, number: int) -> None:
+        arrays = self._arrays.get(term)
+        if arrays is not None:
+            arrays.mark_stale(number)
+            if arrays.too_stale():
+                del self._arrays[term]
+
+    def _term_postings(self, term: str, mean_length: float) -> TermPostings | None:
         arrays = self._arrays.get(term)
         if arrays is None:
             posting = self._postings.get(term)
             if posting is None:
                 return None
-            size = len(posting)
-            arrays = _TermArrays(
-                np.fromiter(posting.keys(), dtype=np.int64, count=size),
-                np.fromiter(posting.values(), dtype=np.float64, count=size),
-            )
-            self._arrays[term] = arrays
+            arrays = self._arrays[term] = TermPostings(posting, self._lengths, mean_length, self._block_size)
         return arrays
 
     def rank(
@@ -179,61 +177,36 @@ class InvertedIndex:
         """Documents with a positive BM25 score, best first, ties by `localeCompare` of the key.
 
         `restrict_to` limits which documents are returned; statistics stay those of the whole index.
-        `limit` keeps the first `limit` of the full order. With `explain`, each hit is an `ExplainedHit`
-        (this re-tokenizes the hits' fields, so pair it with a limit).
+        `limit` keeps the first `limit` of the full order (and lets scoring stop early). With `explain`,
+        each hit is an `ExplainedHit` (this re-tokenizes the hits' fields, so pair it with a limit).
         """
         terms = unique_query_terms(query)
         with self._lock:
-            if not terms or not self._numbers:
+            if not terms or not self._numbers or (limit is not None and limit <= 0):
                 return []
-            count = len(self._numbers)
-            mean_length = average_length(self._total_length, count)
-            term_idf: dict[str, float] = {}
-            scored: list[tuple[float, _TermArrays]] = []
-            for term in terms:
-                arrays = self._term_arrays(term)
-                if arrays is not None:
-                    term_idf[term] = idf(count, len(arrays.documents))
-                    scored.append((term_idf[term], arrays))
-            if not scored:
+            mean_length = average_length(self._total_length, len(self._numbers))
+            query_terms = _QueryTerms(self, terms, mean_length)
+            if not query_terms.postings:
                 return []
-            documents, scores = self._score(scored, mean_length)
             if restrict_to is not None:
-                documents, scores = self._restrict(documents, scores, restrict_to)
+                documents, scores = query_terms.score_restricted(self._restricted_numbers(restrict_to))
+            elif limit is not None:
+                documents, scores = query_terms.score_top(limit)
+            else:
+                documents, scores = query_terms.score_all()
             positive = scores > 0
             order = self._order(documents[positive], scores[positive], limit)
             if not explain:
                 return [(self._keys[number], score) for number, score in order]
-            return [self._explain(number, score, terms, term_idf, mean_length) for number, score in order]
+            return [self._explain(number, score, query_terms) for number, score in order]
 
-    def _score(self, scored: list[tuple[float, _TermArrays]], mean_length: float) -> tuple[np.ndarray, np.ndarray]:
-        """Each matched document's score, summed in query-term order like the reference."""
-        totals = np.zeros(len(self._lengths), dtype=np.float64)
-        for term_idf, arrays in scored:
-            frequency = arrays.frequencies
-            length = self._lengths[arrays.documents]
-            # The reference's expression, operation for operation.
-            contribution = term_idf * ((frequency * (K1 + 1)) / (frequency + K1 * (1 - B + B * length / mean_length)))
-            totals[arrays.documents] += contribution
-        if len(scored) == 1:
-            documents = scored[0][1].documents
-        else:
-            # Every contribution is positive, so the matched documents are the non-zero totals.
-            documents = np.flatnonzero(totals)
-        return documents, totals[documents]
-
-    def _restrict(
-        self, documents: np.ndarray, scores: np.ndarray, restrict_to: Iterable[str]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        allowed = [number for key in restrict_to if (number := self._numbers.get(key)) is not None]
-        keep = np.isin(documents, np.asarray(allowed, dtype=np.int64))
-        return documents[keep], scores[keep]
+    def _restricted_numbers(self, keys: Iterable[str]) -> np.ndarray:
+        numbers = [number for key in keys if (number := self._numbers.get(key)) is not None]
+        return np.unique(np.asarray(numbers, dtype=np.int64))
 
     def _order(self, documents: np.ndarray, scores: np.ndarray, limit: int | None) -> list[tuple[int, float]]:
         """Score descending, then localeCompare of the key, then insertion order."""
         if limit is not None and len(documents) > limit:
-            if limit <= 0:
-                return []
             # Everything that scores at least the limit-th best score, ties at the boundary included.
             threshold = -np.partition(-scores, limit - 1)[limit - 1]
             keep = scores >= threshold
@@ -244,9 +217,7 @@ class InvertedIndex:
         )
         return pairs if limit is None else pairs[:limit]
 
-    def _explain(
-        self, number: int, score: float, terms: list[str], term_idf: dict[str, float], mean_length: float
-    ) -> ExplainedHit:
+    def _explain(self, number: int, score: float, query_terms: _QueryTerms) -> ExplainedHit:
         document = self._documents[number]
         key = self._keys[number]
         assert document is not None and key is not None
@@ -258,17 +229,106 @@ class InvertedIndex:
         ]
         contributions = []
         matched: dict[str, float] = {}
-        for term in terms:
-            frequency = self._postings.get(term, {}).get(number, 0)
+        for term, term_idf, _arrays in query_terms.postings:
+            frequency = self._postings[term].get(number, 0)
             if not frequency:
                 continue
-            matched[term] = term_idf[term]
-            whole = term_score(term_idf[term], frequency, length, mean_length)
+            matched[term] = term_idf
+            whole = term_score(term_idf, frequency, length, query_terms.mean_length)
             for name, counts, repeat in field_counts:
                 in_field = counts[term] * repeat
                 if in_field:
                     contributions.append(FieldContribution(term, name, in_field, whole * in_field / frequency))
-        return ExplainedHit(key, score, length, mean_length, matched, tuple(contributions))
+        return ExplainedHit(key, score, length, query_terms.mean_length, matched, tuple(contributions))
+
+
+class _QueryTerms:
+    """The query's indexed terms, in query order, with their idf and postings; scores documents three ways."""
+
+    # The first pass of a top-k query reads this many blocks of each term; each later pass twice as many.
+    FIRST_PASS_BLOCKS = 4
+
+    def __init__(self, index: InvertedIndex, terms: list[str], mean_length: float):
+        self.index = index
+        self.mean_length = mean_length
+        count = len(index)
+        self.postings: list[tuple[str, float, TermPostings]] = []
+        for term in terms:
+            live = index._postings.get(term)
+            if live:
+                arrays = index._term_postings(term, mean_length)
+                assert arrays is not None
+                self.postings.append((term, idf(count, len(live)), arrays))
+
+    def _exact(self, documents: np.ndarray) -> np.ndarray:
+        """Scores of distinct `documents`, summed in query-term order (a missing term adds exactly 0.0)."""
+        lengths = self.index._lengths[documents]
+        totals = np.zeros(len(documents), dtype=np.float64)
+        for term, term_idf, arrays in self.postings:
+            frequencies = arrays.frequencies_of(documents, self.index._postings[term])
+            totals += contributions(term_idf, frequencies, lengths, self.mean_length)
+        return totals
+
+    def score_all(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every matched document: each term's postings are read once, whole."""
+        lengths = self.index._lengths
+        totals = np.zeros(len(lengths), dtype=np.float64)
+        for term, term_idf, arrays in self.postings:
+            documents, frequencies = arrays.current(self.index._postings[term])
+            totals[documents] += contributions(term_idf, frequencies, lengths[documents], self.mean_length)
+        # Every contribution is positive, so the matched documents are the non-zero totals.
+        documents = np.flatnonzero(totals)
+        return documents, totals[documents]
+
+    def score_restricted(self, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Only the allowed documents: look them up when they are fewer than the postings."""
+        if len(allowed) < sum(len(arrays) for _term, _idf, arrays in self.postings):
+            return allowed, self._exact(allowed)
+        documents, scores = self.score_all()
+        keep = np.isin(documents, allowed)
+        return documents[keep], scores[keep]
+
+    def score_top(self, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """A superset of the `limit` best documents, with exact scores.
+
+        Each pass reads the next, lower-impact, slice of every term's postings and scores the documents
+        not seen yet in full. A document never seen has each of its postings in an unread slice, so its
+        score is at most the sum of the terms' remaining bounds: once that is below the limit-th best
+        score, no unseen document can enter the result, ties included.
+        """
+        bounds = [arrays.remaining_bounds(term_idf, self.mean_length) for _term, term_idf, arrays in self.postings]
+        seen = np.zeros(len(self.index._lengths), dtype=bool)
+        # Documents whose postings changed since their arrays were built are scored first, outside the blocks.
+        changed = [arrays.stale_postings(self.index._postings[term]) for term, _idf, arrays in self.postings]
+        batches = [np.concatenate(changed)]
+        scored_documents: list[np.ndarray] = []
+        scored_scores: list[np.ndarray] = []
+        start, blocks = 0, self.FIRST_PASS_BLOCKS  # in blocks
+        while True:
+            batches += [
+                arrays.documents[start * arrays.block : (start + blocks) * arrays.block]
+                for _term, _idf, arrays in self.postings
+            ]
+            documents = np.unique(np.concatenate(batches))
+            documents = documents[~seen[documents]]
+            seen[documents] = True
+            scored_documents.append(documents)
+            scored_scores.append(self._exact(documents))
+            batches = []
+            start += blocks
+            blocks *= 2
+            if all(start * arrays.block >= len(arrays) for _term, _idf, arrays in self.postings):
+                break
+            remaining = 0.0
+            for term_bounds in bounds:
+                remaining += term_bounds[min(start, len(term_bounds) - 1)]
+            scores = np.concatenate(scored_scores)
+            if len(scores) >= limit:
+                kth_best = -np.partition(-scores, limit - 1)[limit - 1]
+                # The margin covers the rounding of the bound's own sum.
+                if remaining * (1 + 1e-9) < kth_best:
+                    break
+        return np.concatenate(scored_documents), np.concatenate(scored_scores)
 
 
 def _term_frequencies(layout: tuple[tuple[str, float], ...], texts: tuple[str, ...]) -> Counter[str]:

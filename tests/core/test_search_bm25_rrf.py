@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from stratagate.search.bm25 import bm25_rank
 from stratagate.search.collation import locale_compare, locale_compare_key
 from stratagate.search.rrf import fuse, rrf_rank
@@ -58,10 +61,28 @@ def test_bm25_equal_scores_sort_by_locale_compare_not_code_points() -> None:
 
 def test_rrf_scores_sum_reciprocal_ranks_and_report_ranks() -> None:
     hits = fuse([["x", "y"], ["y"], []])
-    assert [(hit.id, hit.ranks) for hit in hits] == [("y", (1, 0, None)), ("x", (0, None, None))]
+    assert [(hit.id, hit.ranks, hit.best_rank) for hit in hits] == [("y", (1, 0, None), 0), ("x", (0, None, None), 0)]
     assert hits[0].score == 1 / 62 + 1 / 61
     assert hits[1].score == 1 / 61
     assert rrf_rank([]) == []
+
+
+rankings_strategy = st.lists(
+    st.lists(st.sampled_from(["a", "B", "b", "c", "evt_9", "evt_10", "x\u200b", "x", "y", "z"]), unique=True), max_size=4
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(rankings_strategy, st.integers(min_value=1, max_value=8))
+def test_rrf_with_a_limit_is_the_head_of_the_full_fusion(rankings: list[list[str]], limit: int) -> None:
+    assert fuse(rankings, limit) == fuse(rankings)[:limit]
+    assert rrf_rank(rankings, limit) == rrf_rank(rankings)[:limit]
+
+
+def test_rrf_fuse_of_a_long_ranking_with_a_limit_stops_early_and_is_exact() -> None:
+    long = [f"evt_{i}" for i in range(5000)]
+    other = long[::-1]
+    assert fuse([long, other, long[:10]], 6) == fuse([long, other, long[:10]])[:6]
 
 
 def test_locale_compare_orders_like_icu_root_collation() -> None:
