@@ -39,7 +39,7 @@ def atomic_write_text(target: Path, text: str) -> None:
     atomic_write_bytes(target, text.encode("utf-8"))
 
 
-def move_without_overwrite(source: Path, destination: Path) -> None:
+def move_without_overwrite(source: Path | str, destination: Path | str) -> None:
     """Move a file; raise `DestinationExistsError` instead of replacing an existing destination.
 
     `os.link` fails atomically when the destination exists, so no check-then-rename race; the file
@@ -48,13 +48,13 @@ def move_without_overwrite(source: Path, destination: Path) -> None:
     try:
         os.link(source, destination)
     except FileExistsError:
-        raise DestinationExistsError(destination) from None
+        raise DestinationExistsError(Path(destination)) from None
     except OSError as error:
         if error.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
             raise
         # File systems without hard links: the store lock keeps this check-then-move safe between Strata processes.
-        if destination.exists():
-            raise DestinationExistsError(destination) from None
+        if os.path.lexists(destination):
+            raise DestinationExistsError(Path(destination)) from None
         shutil.move(source, destination)
         return
     os.unlink(source)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from stratagate.strata.archive import PREVIEW_CHARS, Blob, infer_tags, read_blob, utc_now_iso, write_blob
+from stratagate.strata.archive import PREVIEW_CHARS, Blob, blob_bytes, infer_tags, read_blob, utc_now_iso
 from stratagate.strata.errors import (
     DestinationExistsError,
     FileTooLargeError,
@@ -30,12 +30,15 @@ from stratagate.strata.errors import (
     StrataError,
     StrataFileNotFoundError,
 )
+from stratagate.strata.evict_journal import StagedBlob, archive_batch
 from stratagate.strata.fsutil import move_without_overwrite
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.shadow import ShadowEntry
 from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
 
 SECONDS_PER_DAY = 86400
+# Evicted files are journalled and synced in batches of about this many bytes (bounds memory).
+EVICT_BATCH_BYTES = 64 * 1024 * 1024
 Progress = Callable[[int], None]
 
 
@@ -74,6 +77,7 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
     """Active files matching `active_file_patterns` whose age in whole days reaches their decay threshold."""
     now = time.time() if now is None else now
     config = store.config
+    cooled_prefix = f"{store.cooled_root}/"
     plan = []
     with store.lock():
         for relative, entry in walk_files(store.active_root):
@@ -87,10 +91,9 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
             age = _age_days(now, entry.stat(follow_symlinks=False).st_mtime)
             if age < config.decay_days(relative):
                 continue
-            if os.path.lexists(store.cooled_root / relative):
-                plan.append(
-                    FileResult(relative, "conflict", f"{store.cooled_root / relative} already exists", age)
-                )
+            destination = cooled_prefix + relative
+            if os.path.lexists(destination):
+                plan.append(FileResult(relative, "conflict", f"{destination} already exists", age))
             else:
                 plan.append(FileResult(relative, "would_migrate", age_days=age, target=Tier.COOLED))
     return plan
@@ -101,23 +104,28 @@ def apply_migrate(
 ) -> list[FileResult]:
     results = [result for result in plan if not result.status.startswith("would_")]
     now = time.time()
-    made_folders: set[Path] = set()
+    # Plain strings, not Path objects: path arithmetic was a large share of the per-file cost.
+    active_prefix, cooled_prefix = f"{store.active_root}/", f"{store.cooled_root}/"
+    made_folders: set[str] = set()
     with store.lock():
         sidecar = store.sidecar()
         for planned in _pending(plan):
-            destination = store.cooled_root / planned.path
+            destination = cooled_prefix + planned.path
             try:
-                if destination.parent not in made_folders:
-                    destination.parent.mkdir(parents=True, exist_ok=True)
-                    made_folders.add(destination.parent)
-                move_without_overwrite(store.active_root / planned.path, destination)
+                folder = os.path.dirname(destination)
+                if folder not in made_folders:
+                    os.makedirs(folder, exist_ok=True)
+                    made_folders.add(folder)
+                move_without_overwrite(active_prefix + planned.path, destination)
                 sidecar.start_tracking(planned.path, now)
-                results.append(replace(planned, status="migrated"))
+                results.append(
+                    FileResult(planned.path, "migrated", age_days=planned.age_days, target=Tier.COOLED)
+                )
             except DestinationExistsError as error:
                 results.append(replace(planned, status="conflict", detail=str(error)))
             except OSError as error:
                 results.append(
-                    replace(planned, status="error", detail=f"{store.active_root / planned.path}: {error}")
+                    replace(planned, status="error", detail=f"{active_prefix}{planned.path}: {error}")
                 )
             if progress:
                 progress(1)
@@ -176,60 +184,94 @@ def plan_evict(
 def apply_evict(
     store: StrataStore, plan: list[FileResult], progress: Progress | None = None
 ) -> list[FileResult]:
-    """Write every blob, sync once, commit all shadow rows in one transaction, then delete the cooled files."""
+    """Archive the planned files in batches (see `evict_journal`): nothing is lost if the process dies."""
     results = [result for result in plan if not result.status.startswith("would_")]
-    archived: list[tuple[FileResult, ShadowEntry, Path]] = []
     with store.lock():
         store.archive_root.mkdir(parents=True, exist_ok=True)
         sidecar = store.sidecar()
-        shadow = store.shadow()
+        shadow = store.shadow()  # a damaged index is reported here, before any file moves
         try:
+            batch: list[StagedBlob] = []
+            batch_bytes = 0
+            cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
             for planned in _pending(plan):
-                source = store.cooled_root / planned.path
                 try:
-                    archived.append(_write_archive_blob(store, planned, source))
+                    staged = _stage_blob(store, planned, cooled_prefix, archive_prefix)
                 except (StrataError, OSError) as error:
                     results.append(replace(planned, status="error", detail=str(error)))
-                if progress:
-                    progress(1)
-            if archived:
-                os.sync()
-                try:
-                    shadow.add(entry for _planned, entry, _source in archived)
-                except BaseException:
-                    for _planned, entry, _source in archived:
-                        Path(entry.archive_path).unlink(missing_ok=True)
-                    raise
-            for planned, entry, source in archived:
-                source.unlink(missing_ok=True)
-                sidecar.forget(planned.path)
-                results.append(
-                    replace(planned, status="evicted", shadow_id=entry.id, archive_path=entry.archive_path)
-                )
+                    if progress:
+                        progress(1)
+                    continue
+                batch.append(staged)
+                batch_bytes += len(staged.blob)
+                if batch_bytes >= EVICT_BATCH_BYTES:
+                    results += _archive(store, batch, shadow, sidecar, plan, progress)
+                    batch, batch_bytes = [], 0
+            if batch:
+                results += _archive(store, batch, shadow, sidecar, plan, progress)
             sidecar.save()
         finally:
             shadow.close()
     return results
 
 
-def _write_archive_blob(
-    store: StrataStore, planned: FileResult, source: Path
-) -> tuple[FileResult, ShadowEntry, Path]:
-    data = source.read_bytes()
-    if len(data) > store.config.max_archive_bytes:
-        raise FileTooLargeError(source, len(data), store.config.max_archive_bytes)
+def _stage_blob(
+    store: StrataStore, planned: FileResult, cooled_prefix: str, archive_prefix: str
+) -> StagedBlob:
+    source = cooled_prefix + planned.path
+    descriptor = os.open(source, os.O_RDONLY)
+    try:
+        stat = os.fstat(descriptor)
+        if stat.st_size > store.config.max_archive_bytes:
+            raise FileTooLargeError(Path(source), stat.st_size, store.config.max_archive_bytes)
+        data = _read_all(descriptor, stat.st_size)
+    finally:
+        os.close(descriptor)
     try:
         content = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise NotTextError(source) from None
+        raise NotTextError(Path(source)) from None
     entry_id = str(uuid.uuid4())
-    blob_file = store.archive_root / f"{entry_id}.json"
+    blob_file = f"{archive_prefix}{entry_id}.json"
     blob = Blob(planned.path, content, utc_now_iso(), infer_tags(planned.path))
-    write_blob(blob_file, blob, sync=False)
     entry = ShadowEntry(
-        entry_id, planned.path, blob.tags, str(blob_file), content[:PREVIEW_CHARS], blob.archived_at
+        entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
     )
-    return planned, entry, source
+    return StagedBlob(
+        entry_id, planned.path, source, blob_file, blob_bytes(blob), entry, in_place=stat.st_nlink == 1
+    )
+
+
+def _read_all(descriptor: int, size_hint: int) -> bytes:
+    chunks = []
+    while chunk := os.read(descriptor, max(size_hint, 65536)):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _archive(
+    store, batch: list[StagedBlob], shadow, sidecar, plan, progress: Progress | None
+) -> list[FileResult]:
+    archive_batch(batch, store.evict_journal_file, shadow)
+    planned_by_path = {result.path: result for result in plan}
+    results = []
+    for staged in batch:
+        sidecar.forget(staged.path)
+        planned = planned_by_path[staged.path]
+        results.append(
+            FileResult(
+                staged.path,
+                "evicted",
+                age_days=planned.age_days,
+                access_count=planned.access_count,
+                shadow_id=staged.id,
+                archive_path=staged.blob_file,
+                target=Tier.ARCHIVE,
+            )
+        )
+        if progress:
+            progress(1)
+    return results
 
 
 # Promote ------------------------------------------------------------------------------------------------

@@ -80,7 +80,9 @@ class IndexRebuild:
 
 def rebuild_shadow_index(store: StrataStore, progress: Progress | None = None) -> IndexRebuild:
     """Move the old database aside and index every readable blob of `archive/` into a fresh one."""
-    with store.lock():
+    with store.lock(recover=False):
+        if store.evict_journal_file.exists():
+            store.finish_interrupted_eviction(rebuild_shadow=True)
         file = store.shadow_file
         backup = None
         if file.exists():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
+from stratagate.strata.archive import quote
 from stratagate.strata.errors import CorruptShadowIndexError
 
 SQLITE_CORRUPT = 11
@@ -69,6 +71,12 @@ _SCHEMA = (
 )
 
 
+_INSERT = (
+    "INSERT INTO shadow_index (id, original_path, keywords, archive_path, summary_preview, evicted_at) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
 @dataclass(frozen=True)
 class ShadowEntry:
     id: str
@@ -78,15 +86,17 @@ class ShadowEntry:
     summary_preview: str
     evicted_at: str
 
-    def row(self) -> dict[str, str]:
-        return {
-            "id": self.id,
-            "original_path": self.original_path,
-            "keywords": json.dumps(self.keywords),
-            "archive_path": self.archive_path,
-            "summary_preview": self.summary_preview,
-            "evicted_at": self.evicted_at,
-        }
+    def row(self) -> tuple[str, ...]:
+        """Column values in table order; keywords exactly as `json.dumps` writes them (the reference's form)."""
+        keywords = "[" + ", ".join(map(quote, self.keywords)) + "]"
+        return (
+            self.id,
+            self.original_path,
+            keywords,
+            self.archive_path,
+            self.summary_preview,
+            self.evicted_at,
+        )
 
 
 def _entry(row) -> ShadowEntry:
@@ -119,7 +129,10 @@ class ShadowIndex:
         self.exists = file.exists()
         self._engine: Engine | None = None
         if self.exists or create:
-            self._engine = create_engine(f"sqlite:///{file}", connect_args={"timeout": 30})
+            # check_same_thread off: `add_in_background` hands a connection to a worker thread (one user at a time).
+            self._engine = create_engine(
+                f"sqlite:///{file}", connect_args={"timeout": 30, "check_same_thread": False}
+            )
             event.listen(self._engine, "connect", _set_busy_timeout)
             with self._connection() as connection:
                 for statement in _SCHEMA:
@@ -142,17 +155,34 @@ class ShadowIndex:
             raise
 
     def add(self, entries: Iterable[ShadowEntry]) -> None:
-        """Insert entries in one transaction."""
+        """Insert entries in one transaction (straight to the driver's executemany: a bulk insert of
+        thousands of rows spent most of its time in per-row parameter processing otherwise)."""
         rows = [entry.row() for entry in entries]
         if rows:
             with self._connection() as connection:
-                connection.execute(shadow_index.insert(), rows)
+                connection.exec_driver_sql(_INSERT, rows)
+
+    def add_in_background(self, entries: Iterable[ShadowEntry]) -> PendingRows:
+        """Start inserting in a worker thread, in a transaction the caller commits later.
+
+        Eviction overlaps the FTS indexing (CPU in SQLite, which releases the GIL) with its file moves,
+        and commits only once the blobs are on disk.
+        """
+        assert self._engine is not None
+        return PendingRows(self, self._engine.connect(), [entry.row() for entry in entries])
 
     def remove(self, entry_ids: Iterable[str]) -> None:
         ids = list(entry_ids)
         if ids:
             with self._connection() as connection:
                 connection.execute(delete(shadow_index).where(shadow_index.c.id.in_(ids)))
+
+    def existing_ids(self, entry_ids: list[str]) -> set[str]:
+        if self._engine is None or not entry_ids:
+            return set()
+        with self._connection() as connection:
+            rows = connection.execute(select(shadow_index.c.id).where(shadow_index.c.id.in_(entry_ids)))
+            return {row.id for row in rows}
 
     def count(self) -> int:
         if self._engine is None:
@@ -209,6 +239,42 @@ class ShadowIndex:
             if result != "ok":
                 raise CorruptShadowIndexError(self.file, result)
             connection.execute(text("INSERT INTO shadow_fts(shadow_fts) VALUES ('integrity-check')"))
+
+
+class PendingRows:
+    def __init__(self, index: ShadowIndex, connection: Connection, rows: list[tuple[str, ...]]):
+        self._index = index
+        self._connection = connection
+        self._transaction = connection.begin()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._insert, args=(rows,), name="strata-shadow-insert")
+        self._thread.start()
+
+    def _insert(self, rows: list[tuple[str, ...]]) -> None:
+        try:
+            if rows:
+                self._connection.exec_driver_sql(_INSERT, rows)
+        except BaseException as error:  # handed to the caller's thread by commit()
+            self._error = error
+
+    def commit(self) -> None:
+        self._thread.join()
+        try:
+            if self._error is not None:
+                raise self._error
+            self._transaction.commit()
+        except DBAPIError as error:
+            self._transaction.rollback()
+            if _is_corruption(error):
+                raise CorruptShadowIndexError(self._index.file, str(error.orig)) from error
+            raise
+        finally:
+            self._connection.close()
+
+    def rollback(self) -> None:
+        self._thread.join()
+        self._transaction.rollback()
+        self._connection.close()
 
 
 def _set_busy_timeout(dbapi_connection, _record) -> None:

@@ -61,6 +61,18 @@ def parse_sidecar(file: Path, text: str) -> dict[str, AccessRecord]:
     return records
 
 
+def encode_records(records: dict[str, AccessRecord]) -> str:
+    """Exactly `json.dumps(..., indent=2)` of the sidecar object, without the slow pure-Python indent encoder."""
+    if not records:
+        return "{}"
+    entries = (
+        f'  {json.dumps(path)}: {{\n    "access_count": {record.access_count},\n'
+        f'    "last_accessed": {json.dumps(record.last_accessed)}\n  }}'
+        for path, record in records.items()
+    )
+    return "{\n" + ",\n".join(entries) + "\n}"
+
+
 class AccessSidecar:
     """The sidecar loaded into memory; call `save()` once after a batch of changes."""
 
@@ -97,9 +109,5 @@ class AccessSidecar:
     def save(self) -> None:
         if not self._dirty:
             return
-        payload = {
-            path: {"access_count": record.access_count, "last_accessed": record.last_accessed}
-            for path, record in self.records.items()
-        }
-        atomic_write_text(self.file, json.dumps(payload, indent=2))
+        atomic_write_text(self.file, encode_records(self.records))
         self._dirty = False

@@ -23,6 +23,7 @@ from stratagate.strata.errors import (
     StrataFileNotFoundError,
     UnsafePathError,
 )
+from stratagate.strata.evict_journal import JOURNAL_FILE, finish_interrupted_eviction
 from stratagate.strata.fsutil import atomic_write_text, store_lock
 from stratagate.strata.index_md import INDEX_NAME, regenerate_index
 from stratagate.strata.paths import canonical_relative_path, inside_tier
@@ -162,9 +163,17 @@ class StrataStore:
     def reload_config(self) -> None:
         self.config = load_config(self.base_dir)
 
+    @property
+    def evict_journal_file(self) -> Path:
+        return self.base_dir / JOURNAL_FILE
+
     @contextlib.contextmanager
-    def lock(self, timeout: float = 30.0) -> Iterator[None]:
-        """The store-wide write lock; re-entrant within one `StrataStore`."""
+    def lock(self, timeout: float = 30.0, recover: bool = True) -> Iterator[None]:
+        """The store-wide write lock; re-entrant within one `StrataStore`.
+
+        Taking it first finishes an eviction a dead process left half-done (`recover=False` skips that,
+        for the shadow-index rebuild, which finishes it itself).
+        """
         if self._lock_depth:
             self._lock_depth += 1
             try:
@@ -175,9 +184,21 @@ class StrataStore:
         with store_lock(self.lock_file, timeout):
             self._lock_depth = 1
             try:
+                if recover and self.evict_journal_file.exists():
+                    self.finish_interrupted_eviction(rebuild_shadow=False)
                 yield
             finally:
                 self._lock_depth = 0
+
+    def finish_interrupted_eviction(self, rebuild_shadow: bool) -> int:
+        shadow = None if rebuild_shadow else self.shadow()
+        try:
+            return finish_interrupted_eviction(
+                self.evict_journal_file, self.cooled_root, self.archive_root, shadow
+            )
+        finally:
+            if shadow is not None:
+                shadow.close()
 
     def sidecar(self) -> AccessSidecar:
         return AccessSidecar(self.sidecar_file)
