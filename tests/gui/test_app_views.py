@@ -158,6 +158,14 @@ def test_event_list_and_filters(opened_window, qtbot):
     events.filters.participant.setText("Carol")
     qtbot.waitUntil(lambda: events.model.total == 1)
     assert events.model.id_at(0) == "evt_87"
+    events.filters.participant.clear()
+    events.filters.text.setText("lisbon")
+    qtbot.waitUntil(lambda: events.model.total == 1 and events.model.id_at(0) == "evt_86")
+    events.filters.text.clear()
+    events.filters.event_type.setText("demo")
+    events.filters.criticality.setCurrentText("routine")
+    qtbot.waitUntil(lambda: events.model.total == 2)
+    assert [events.model.id_at(row) for row in range(2)] == ["evt_54", "evt_84"]
 
 
 def test_event_card_shows_sources_supersession_and_time_lanes(opened_window, qtbot):
@@ -248,3 +256,27 @@ def test_what_if_lambda_changes_the_projection(opened_window):
     decay.show_items("block", ["blk_82"])
     opened_window.wait_idle()
     assert decay.curves[0].levels is not None and decay.curves[0].past[1][-1] == 1.0
+
+
+def test_thread_picker_filters_the_timeline(make_window, tmp_path: Path):
+    import stratagate
+
+    path = tmp_path / "threads.sqlite"
+    memory = stratagate.open(str(path), "chat", block_turn_size=2)
+    for thread, turns in (("alpha", 4), ("beta", 2)):
+        for turn in range(turns):
+            memory.append_turn(f"{thread} question {turn}", f"{thread} answer {turn}", thread_id=thread)
+    memory.close()
+    window = make_window()
+    window.open_location(str(path))
+    assert window.wait_idle()
+    picker = window.thread_picker
+    assert [picker.itemText(i) for i in range(picker.count())] == ["All threads", "alpha", "beta"]
+    assert len(window.timeline.plot.bars) == 3
+    assert {lane for *_block, lane, _level in window.timeline.plot.bars} == {0, 1}
+    picker.setCurrentIndex(2)
+    picker.activated.emit(2)
+    assert window.wait_idle()
+    assert window.thread_id == "beta"
+    assert len(window.timeline.plot.bars) == 1
+    assert "beta question 0" in window.timeline.content.toPlainText()
