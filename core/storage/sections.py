@@ -53,6 +53,12 @@ def _key_filter(column, keys: list[str] | None) -> ColumnElement[bool]:
     return true() if keys is None else column.in_(keys)
 
 
+def _in_order(keys: list[str] | None, *order) -> list:
+    """ORDER BY for a whole section; none for a keyed read (the caller orders by the keys asked, and an ORDER BY
+    position would make SQLite walk the position index over the whole section instead of the keys)."""
+    return list(order) if keys is None else []
+
+
 def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT … ON CONFLICT (primary key) DO UPDATE every other column, on SQLite and PostgreSQL alike."""
     if not rows:
@@ -255,7 +261,7 @@ class SectionStore:
             statement = (
                 select(table)
                 .where(table.c.namespace == namespace, _key_filter(key_column, keys), *base)
-                .order_by(*order)
+                .order_by(*_in_order(keys, *order))
             )
             return [to_record(row) for row in connection.execute(statement).mappings()]
 
@@ -266,7 +272,7 @@ class SectionStore:
         statement = (
             select(m)
             .where(m.c.namespace == namespace, m.c.block_id.is_(None), _key_filter(m.c.id, keys))
-            .order_by(m.c.position, m.c.id)
+            .order_by(*_in_order(keys, m.c.position, m.c.id))
         )
         return [rec.message_record(row) for row in connection.execute(statement).mappings()]
 
@@ -274,7 +280,9 @@ class SectionStore:
         b, m = s.blocks, s.messages
         _table, _key, order, base = self._listing("blocks")
         rows = connection.execute(
-            select(b).where(b.c.namespace == namespace, _key_filter(b.c.id, keys), *base).order_by(*order)
+            select(b)
+            .where(b.c.namespace == namespace, _key_filter(b.c.id, keys), *base)
+            .order_by(*_in_order(keys, *order))
         ).mappings().all()
         block_ids = None if keys is None else [row["id"] for row in rows]
         raw: dict[str, list[Record]] = defaultdict(list)
@@ -290,7 +298,9 @@ class SectionStore:
     def _read_events(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
         e, es = s.events, s.event_sources
         rows = connection.execute(
-            select(e).where(e.c.namespace == namespace, _key_filter(e.c.id, keys)).order_by(e.c.position, e.c.id)
+            select(e)
+            .where(e.c.namespace == namespace, _key_filter(e.c.id, keys))
+            .order_by(*_in_order(keys, e.c.position, e.c.id))
         ).mappings()
         sources = _grouped(
             connection.execute(
@@ -308,7 +318,7 @@ class SectionStore:
         rows = connection.execute(
             select(el)
             .where(el.c.namespace == namespace, _key_filter(el.c.id, keys))
-            .order_by(el.c.position, el.c.id)
+            .order_by(*_in_order(keys, el.c.position, el.c.id))
         ).mappings().all()
         element_sources = _grouped(
             connection.execute(
