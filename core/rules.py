@@ -62,7 +62,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PROJECT = re.compile(r"\b(?:project|Project)\s+([A-Z][\w-]+)|\b([A-Z][\w-]+)\s+project\b")
 _CHOICE = re.compile(
     r"\b(?:use|using|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|go(?:ing)? with|chose|choose|settled on|pick(?:ed)?)\s+"
-    r"([A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)(?:\s+(?:for|as)\s+(?:the\s+|our\s+)?([a-z][a-z ]{2,30}?))?(?=[.,;:!?]|\s+(?:instead|from|because|since|and|now)\b|$)"
+    r"([A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)(?:\s+(?:for|as)\s+(?:the\s+|our\s+)?([a-z][a-z ]{2,30}?))?(?=[.,;:!?]|\s+(?:instead|from|because|since|and|now|in|on|at|so|but)\b|$)"
 )
 TAG_LIMIT = 6
 
@@ -95,6 +95,23 @@ def names_in(text: str) -> list[str]:
             if clean not in names:
                 names.append(clean)
     return names
+
+
+_SUBJECT_VERB = re.compile(
+    r"\b([A-Z][a-z]+)(?:'s)?\s+(?:is|was|will|has|had|joined|moved|prefers|likes|finished|owns|leads|starts|"
+    r"started|said|wants|asked|agreed|works|lives|left|went|reports)\b")
+_SELF_NAME = re.compile(r"\b(?:I'm|I am|my name is)\s+([A-Z][a-z]+)")
+_PLACE = re.compile(r"\b(?:based in|lives in|living in|moved to|relocated to)\s+([A-Z][a-z]+)")
+
+
+def people_in(text: str) -> list[str]:
+    """Names used as the subject of a sentence ("Bob joined…", "I'm Dana"): a guess at people."""
+    found = [match.group(1) for pattern in (_SELF_NAME, _SUBJECT_VERB) for match in pattern.finditer(text)]
+    return [name for name in dict.fromkeys(found) if name not in _NOT_NAMES and not looks_like_tool(name)]
+
+
+def places_in(text: str) -> list[str]:
+    return list(dict.fromkeys(match.group(1) for match in _PLACE.finditer(text)))
 
 
 def looks_like_tool(name: str) -> bool:
@@ -165,15 +182,18 @@ def _reply_to(messages: list[Message], index: int) -> Message | None:
 
 
 def _superseded(kind: str, text: str, request: ExtractionRequest, pending: list[dict[str, Any]]) -> list[str]:
-    """A change statement replaces the latest earlier decision/plan naming the same subject."""
+    """A change statement replaces the earlier event sharing the most words with it (at least two; the latest
+    wins a tie)."""
     if kind != "change":
         return []
     subject = set(_keywords([text], 12)) | {name.lower() for name in names_in(text)}
     earlier = [(entry.id, entry.title) for entry in request.timeline] + [(e["id"], e["title"]) for e in pending]
-    for event_id, title in reversed(earlier):
-        if subject & (set(_keywords([title], 12)) | {name.lower() for name in names_in(title)}):
-            return [event_id]
-    return []
+    best, best_overlap = None, 1
+    for event_id, title in earlier:
+        overlap = len(subject & (set(_keywords([title], 12)) | {name.lower() for name in names_in(title)}))
+        if overlap >= best_overlap:
+            best, best_overlap = event_id, overlap
+    return [best] if best else []
 
 
 def extract(request: ExtractionRequest) -> ExtractionResult:
@@ -192,8 +212,9 @@ def extract(request: ExtractionRequest) -> ExtractionResult:
         kind = kind or "plan"
         reply = _reply_to(block.l5_raw, index)
         names = names_in(text)
+        people = people_in(text)
         temporal: dict[str, Any] = {"mentionedAt": message.created_at, "eventType": kind,
-                                    "participants": [speaker, *(name for name in names if not looks_like_tool(name))][:6]}
+                                    "participants": [speaker, *people][:6]}
         if when is not None:
             temporal.update(happenedStart=when[0], precision="day", basis="explicit", originalText=when[1])
         else:
@@ -208,7 +229,8 @@ def extract(request: ExtractionRequest) -> ExtractionResult:
             "summary": utf16_cut(text, 500),
             "narrative": utf16_cut(text + (f" Reply: {collapse_whitespace(reply.content)}" if reply else ""), 2000),
             "tags": [kind, *(f"project:{name}" for name in projects_in(text)),
-                     *(name for name in names if looks_like_tool(name)), *_keywords([text], 4)][:12],
+                     *(f"place:{name}" for name in places_in(text)),
+                     *(name for name in names if name not in people), *_keywords([text], 4)][:12],
             "quotes": [_first_sentence(text, 200)],
             "sourceMessageIds": [message.id] + ([reply.id] if reply else []),
             "temporal": temporal,
@@ -246,17 +268,20 @@ def _project_changes(event: Event, known_projects: list[str]) -> list[dict[str, 
         if members:
             changes.append({"name": project, "type": "project", "key": "members", "mode": "set",
                             "operation": "add_set_item", "value": members, **source})
-    for person in people:
-        if kind == "preference":
-            changes.append({"name": person, "type": "person", "key": "preferences", "mode": "set",
-                            "operation": "add_set_item", "value": [event.title], **source})
-        elif kind == "safety":
-            changes.append({"name": person, "type": "person", "key": "important", "mode": "set",
-                            "operation": "add_set_item", "value": [event.title], **source})
+    places = [tag.removeprefix("place:") for tag in event.tags if tag.startswith("place:")]
+    named = [person for person in people if person != "User"]
+    for person in named:
+        for place in places[:1]:
+            changes.append({"name": person, "type": "person", "key": "based_in", "mode": "relation",
+                            "operation": "set_relation", "value": place, "validFrom": valid_from, **source})
         for project in projects:
-            if person != "User":
-                changes.append({"name": person, "type": "person", "key": "works_on", "mode": "relation",
-                                "operation": "set_relation", "value": project, **source})
+            changes.append({"name": person, "type": "person", "key": "works_on", "mode": "relation",
+                            "operation": "set_relation", "value": project, **source})
+    if kind in ("preference", "safety"):
+        key = "preferences" if kind == "preference" else "important"
+        for owner in named or ["User"]:
+            changes.append({"name": owner, "type": "person", "key": key, "mode": "set", "operation": "add_set_item",
+                            "value": [event.title], **source})
     return changes
 
 
