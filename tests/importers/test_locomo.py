@@ -174,3 +174,17 @@ def test_bad_file_raises_before_any_write(tmp_path):
     bad.write_text(json.dumps({"speaker_a": "A", "speaker_b": "B", "session_1": []}))
     with pytest.raises(LocomoFormatError, match="session_1_date_time: missing"):
         read_locomo_file(bad)
+
+
+@pytest.mark.postgres
+def test_import_into_postgresql_is_idempotent_too(postgres_server):
+    from tests.postgres_server import fresh_database
+
+    url = fresh_database(postgres_server, "locomo")
+    [conversation] = read_locomo_file(SMALL)
+    first = import_conversation(conversation, url)
+    again = import_conversation(conversation, url)
+    assert (first.appended, again.appended) == (7, 0)
+    with stratagate.open(url, conversation.namespace, read_only=True) as memory:
+        assert memory.current_turn == 7
+        assert memory.list_open_tail()[4].content.endswith("[image: a photo of a cat lying on a laptop keyboard]")
