@@ -9,6 +9,7 @@ followed by Qt. Only the app's own `sg://kind/id` links are reported, through `i
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from PySide6.QtCore import QUrl, Signal
@@ -27,7 +28,7 @@ def render_markdown(text: str) -> str:
 
 def internal_link(kind: str, identifier: str) -> str:
     """The URL of an in-app jump target, e.g. `sg://event/evt_51`."""
-    return f"{INTERNAL_SCHEME}://{kind}/{identifier}"
+    return f"{INTERNAL_SCHEME}://{kind}/{quote(identifier, safe='')}"
 
 
 class MarkdownBrowser(QTextBrowser):
@@ -51,6 +52,6 @@ class MarkdownBrowser(QTextBrowser):
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme().lower() != INTERNAL_SCHEME:
             return
-        identifier = url.path().lstrip("/")
+        identifier = url.path(QUrl.ComponentFormattingOption.FullyDecoded).lstrip("/")
         if url.host() and identifier:
             self.internal_link_activated.emit(url.host(), identifier)

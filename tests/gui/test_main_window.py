@@ -62,3 +62,18 @@ def test_opening_shows_a_progress_dialog_until_done(make_window, reference_db_co
     assert window._progress is not None and window._progress.labelText().startswith("Opening ")
     assert window.wait_idle()
     assert window._progress is None
+
+
+def test_demo_is_built_into_the_cache_once_and_opened(make_window, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    window = make_window()
+    open_from_arguments(window, parse_arguments(["--demo", "--read-only"]))
+    assert window.wait_idle(120_000)
+    demo = tmp_path / "cache" / "stratagate-inspector" / "demo.sqlite"
+    assert window.opened.location == str(demo) and window.memory.read_only
+    assert window.events.model.total > 0 and len(window.timeline.plot.bars) > 0
+    built = demo.stat().st_mtime_ns
+    open_from_arguments(window, parse_arguments(["--demo", "--read-only", "--namespace", "demo:nimbus"]))
+    assert window.wait_idle(120_000)
+    assert window.memory.namespace == "demo:nimbus"
+    assert demo.stat().st_mtime_ns == built  # cached: not rebuilt

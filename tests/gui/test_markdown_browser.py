@@ -38,6 +38,7 @@ def test_only_internal_links_are_reported(qtbot):
     browser.internal_link_activated.connect(lambda kind, identifier: seen.append((kind, identifier)))
     for url in ("javascript:alert(1)", "http://example.org/", "file:///etc/passwd", internal_link("event", "evt_51")):
         browser.anchorClicked.emit(QUrl(url))
-    assert seen == [("event", "evt_51")]
+    browser.anchorClicked.emit(QUrl(internal_link("event", "blk_15:evt:0 (copy)/2")))
+    assert seen == [("event", "evt_51"), ("event", "blk_15:evt:0 (copy)/2")]
     assert not browser.openLinks() and not browser.openExternalLinks()
     assert browser.source().isEmpty()
