@@ -17,6 +17,7 @@ caller's (`UPDATE … WHERE revision = expected`): a stale writer changes nothin
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +78,8 @@ class SqlBackend:
         self._path = path
         self._sha256 = sha256
         self._forensic_copy = forensic_copy
+        if forensic_copy is not None:  # the private copy goes even if close() is never called
+            weakref.finalize(self, forensic_copy.cleanup)
         self._sections = SectionStore(self.dialect, hide_pending_blocks=hide_pending_blocks)
 
     @property

@@ -6,13 +6,14 @@ import copy
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import create_engine, event
 
 from stratagate import journal
-from stratagate.errors import ReadOnlyError, StorageConflictError, StorageWriteError
+from stratagate.errors import ReadOnlyError, StorageConflictError, StorageOpenError, StorageWriteError
 from stratagate.storage.backend import ChangeSet
 from stratagate.storage.sections import SectionError
 from stratagate.storage.sql import SNAPSHOT_SECTIONS, SqlBackend, open_backend
+from tests.postgres_server import fresh_database
 
 NS = "project:atlas"
 
@@ -217,3 +218,29 @@ def test_a_read_only_open_refuses_every_write(database: str, reference_v7: dict[
             with pytest.raises(ReadOnlyError):
                 write()
         assert reader.load_space(NS)["revision"] == 2
+
+
+def test_postgresql_versions_unreachable_servers_and_foreign_databases(postgres_server) -> None:
+    url = fresh_database(postgres_server)
+    with pytest.raises(StorageOpenError, match="holds no StrataGate schema"):
+        open_backend(url, read_only=True)
+    with open_backend(url) as backend:  # a writable open creates the schema and its version row
+        backend.create_space(NS, {})
+        with backend.engine.begin() as connection:
+            connection.exec_driver_sql("UPDATE stratagate_metadata SET value = '9' WHERE key = 'schema_version'")
+    with open_backend(url) as backend:
+        assert backend.read_only and backend.schema_version == 9
+        assert backend.notice == "schema 9 is newer than 7: opened read-only"
+        assert backend.list_namespaces() == [NS]
+        with pytest.raises(ReadOnlyError):
+            backend.create_space("other", {})
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE stratagate_metadata SET value = '13'")
+    engine.dispose()
+    with pytest.raises(StorageOpenError, match="has schema 13"):
+        open_backend(url)
+    nowhere = "postgresql://someone:secret@/nothing?host=/nonexistent-socket-dir&port=1"
+    with pytest.raises(StorageOpenError, match="cannot be opened") as raised:
+        open_backend(nowhere, timeout=1)
+    assert "secret" not in str(raised.value) and "someone" in str(raised.value)
