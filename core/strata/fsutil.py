@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import os
@@ -39,12 +40,40 @@ def atomic_write_text(target: Path, text: str) -> None:
     atomic_write_bytes(target, text.encode("utf-8"))
 
 
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+
+
+def _rename_no_replace(source: Path | str, destination: Path | str) -> bool:
+    """Linux `renameat2(RENAME_NOREPLACE)`: one atomic syscall that fails if `destination` exists.
+
+    Returns False where the C library or the file system does not support it.
+    """
+    if _renameat2 is None:
+        return False
+    if (
+        _renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination), _RENAME_NOREPLACE)
+        == 0
+    ):
+        return True
+    code = ctypes.get_errno()
+    if code == errno.EEXIST:
+        raise DestinationExistsError(Path(destination))
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(source))
+
+
 def move_without_overwrite(source: Path | str, destination: Path | str) -> None:
     """Move a file; raise `DestinationExistsError` instead of replacing an existing destination.
 
-    `os.link` fails atomically when the destination exists, so no check-then-rename race; the file
-    keeps its inode and mtime (the reference's `copy2` + delete also kept the mtime).
+    Atomic either way (no check-then-rename race): `renameat2(RENAME_NOREPLACE)` where available, else a
+    hard link (which fails if the destination exists) and an unlink. The file keeps its inode and mtime
+    (the reference's `copy2` + delete also kept the mtime).
     """
+    if _rename_no_replace(source, destination):
+        return
     try:
         os.link(source, destination)
     except FileExistsError:

@@ -194,9 +194,10 @@ def apply_evict(
             batch: list[StagedBlob] = []
             batch_bytes = 0
             cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
+            archived_at = utc_now_iso()  # one eviction run, one timestamp
             for planned in _pending(plan):
                 try:
-                    staged = _stage_blob(store, planned, cooled_prefix, archive_prefix)
+                    staged = _stage_blob(store, planned, cooled_prefix, archive_prefix, archived_at)
                 except (StrataError, OSError) as error:
                     results.append(replace(planned, status="error", detail=str(error)))
                     if progress:
@@ -216,7 +217,7 @@ def apply_evict(
 
 
 def _stage_blob(
-    store: StrataStore, planned: FileResult, cooled_prefix: str, archive_prefix: str
+    store: StrataStore, planned: FileResult, cooled_prefix: str, archive_prefix: str, archived_at: str
 ) -> StagedBlob:
     source = cooled_prefix + planned.path
     descriptor = os.open(source, os.O_RDONLY)
@@ -233,7 +234,7 @@ def _stage_blob(
         raise NotTextError(Path(source)) from None
     entry_id = str(uuid.uuid4())
     blob_file = f"{archive_prefix}{entry_id}.json"
-    blob = Blob(planned.path, content, utc_now_iso(), infer_tags(planned.path))
+    blob = Blob(planned.path, content, archived_at, infer_tags(planned.path))
     entry = ShadowEntry(
         entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
     )
