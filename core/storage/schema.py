@@ -10,8 +10,8 @@ Column names, order, nullability and keys follow the consolidated v7 DDL (refere
 
 JSON columns stay TEXT on both, so a snapshot round-trips byte for byte between them.
 
-One index beyond the reference DDL: `events_position_idx`, so listing 100k event ids in section order and
-appending an event (MAX(position)) use an index instead of a sort.
+One index beyond the reference DDL: `events_position_idx (namespace, position, id)`. It covers listing 100k
+event ids in section order (no sort, no table lookups) and finding the last position when appending.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ ingestion_receipts = _table(
 Index("messages_container_idx", messages.c.namespace, messages.c.block_id, messages.c.position)
 Index("messages_thread_idx", messages.c.namespace, messages.c.thread_id, messages.c.position)
 Index("blocks_thread_idx", blocks.c.namespace, blocks.c.thread_id, blocks.c.sequence)
-Index("events_position_idx", events.c.namespace, events.c.position)
+Index("events_position_idx", events.c.namespace, events.c.position, events.c.id)
 
 postgres_metadata = MetaData()
 stratagate_metadata = Table(
