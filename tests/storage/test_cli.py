@@ -9,9 +9,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from stratagate.cli.main import cli
+from stratagate.storage.sql import open_backend
 from tests.conftest import REFERENCE_DB, REFERENCE_NAMESPACE, REFERENCE_ORACLE, REFERENCE_SNAPSHOT
 from tests.postgres_server import fresh_database
-from tests.storage.legacy_files import build_legacy_file
+from tests.storage.legacy_files import build_legacy_file, make_newer
 
 NS = REFERENCE_NAMESPACE
 
@@ -88,3 +89,14 @@ def test_import_rejects_an_invalid_snapshot_and_creates_nothing(tmp_path: Path) 
     assert str(broken) in output and "blk_missing" in output
     assert not target.exists()
     assert REFERENCE_DB.exists()
+
+
+def test_migrate_refuses_a_newer_file_and_leaves_it_alone(tmp_path: Path, reference_v7) -> None:
+    path = tmp_path / "v9.sqlite"
+    with open_backend(path) as backend:
+        backend.import_namespace(NS, reference_v7["snapshot"], reference_v7["revision"])
+    make_newer(path, 9, NS)
+    before = _files(tmp_path)
+    output = run("migrate", str(path), code=2)
+    assert f"{path}: cannot be migrated: schema 9 is newer than 7: opened read-only" in output
+    assert _files(tmp_path) == before
