@@ -205,16 +205,24 @@ class InvertedIndex:
         return np.unique(np.asarray(numbers, dtype=np.int64))
 
     def _order(self, documents: np.ndarray, scores: np.ndarray, limit: int | None) -> list[tuple[int, float]]:
-        """Score descending, then localeCompare of the key, then insertion order."""
+        """Score descending, then localeCompare of the key, then insertion order (`documents` ascend)."""
         if limit is not None and len(documents) > limit:
             # Everything that scores at least the limit-th best score, ties at the boundary included.
             threshold = -np.partition(-scores, limit - 1)[limit - 1]
             keep = scores >= threshold
             documents, scores = documents[keep], scores[keep]
-        pairs = sorted(
-            zip(documents.tolist(), scores.tolist(), strict=True),
-            key=lambda pair: (-pair[1], self._sort_keys[pair[0]], pair[0]),
-        )
+        order = np.argsort(-scores, kind="stable")
+        numbers, values = documents[order].tolist(), scores[order].tolist()
+        # Only runs of equal scores need the collation keys.
+        tied = np.flatnonzero(scores[order][1:] == scores[order][:-1])
+        start = 0
+        while start < len(tied):
+            first = end = int(tied[start])
+            while start < len(tied) and int(tied[start]) == end:
+                end += 1
+                start += 1
+            numbers[first : end + 1] = sorted(numbers[first : end + 1], key=self._sort_keys.__getitem__)
+        pairs = list(zip(numbers, values, strict=True))
         return pairs if limit is None else pairs[:limit]
 
     def _explain(self, number: int, score: float, query_terms: _QueryTerms) -> ExplainedHit:
@@ -328,7 +336,9 @@ class _QueryTerms:
                 # The margin covers the rounding of the bound's own sum.
                 if remaining * (1 + 1e-9) < kth_best:
                     break
-        return np.concatenate(scored_documents), np.concatenate(scored_scores)
+        documents, scores = np.concatenate(scored_documents), np.concatenate(scored_scores)
+        ascending = np.argsort(documents)
+        return documents[ascending], scores[ascending]
 
 
 def _term_frequencies(layout: tuple[tuple[str, float], ...], texts: tuple[str, ...]) -> Counter[str]:

@@ -32,6 +32,9 @@ def fuse(rankings: Sequence[Sequence[str]], limit: int | None = None) -> list[Fu
     """
     if limit is not None:
         return _fuse_top(rankings, limit)
+    if len(rankings) == 1 and len(set(rankings[0])) == len(rankings[0]):
+        # One ranking of distinct ids: its order is the fused order, scores strictly decreasing.
+        return [FusedHit(item_id, 1 / (RRF_K + rank + 1), (rank,), rank) for rank, item_id in enumerate(rankings[0])]
     scores: dict[str, float] = {}
     for ranking in rankings:
         for rank, item_id in enumerate(ranking):

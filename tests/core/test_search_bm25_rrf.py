@@ -65,6 +65,8 @@ def test_rrf_scores_sum_reciprocal_ranks_and_report_ranks() -> None:
     assert hits[0].score == 1 / 62 + 1 / 61
     assert hits[1].score == 1 / 61
     assert rrf_rank([]) == []
+    # A duplicate counts twice, as in the reference.
+    assert rrf_rank([["a", "b", "a"]]) == [("a", 1 / 61 + 1 / 63), ("b", 1 / 62)]
 
 
 rankings_strategy = st.lists(

@@ -144,3 +144,22 @@ def test_adding_an_indexed_key_or_removing_an_unknown_one_is_an_error_and_change
         index.remove("evt_2")
     assert [key for key, _score in index.rank("alpha")] == ["evt_1"] and index.rank("gamma") == []
     assert index.document_frequency("word:alpha") == 1 and index.total_length == 8
+
+
+def test_top_k_ties_that_collate_equal_keep_insertion_order_across_passes() -> None:
+    """'k\\u200b' and 'k' collate equal; the one indexed first ranks first, even when a rewrite makes the
+    later one scored in an earlier pass of an early-stopping query."""
+    index = InvertedIndex(block_size=1)
+    documents: dict[str, list[SearchField]] = {}
+
+    def add(key: str, text: str) -> None:
+        documents[key] = [("title", text, 1)]
+        index.add(key, documents[key])
+
+    add("k\u200b", "alpha beta")
+    for number in range(6):
+        add(f"filler{number}", "alpha alpha")
+    add("k", "alpha beta")
+    assert index.rank("alpha", limit=1)  # builds the postings arrays
+    index.replace("k", [("title", "alpha beta", 1)])
+    assert index.rank("alpha", limit=8) == _reference(documents, "alpha")[:8]
