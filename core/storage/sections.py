@@ -263,7 +263,7 @@ class SectionStore:
                 .where(table.c.namespace == namespace, _key_filter(key_column, keys), *base)
                 .order_by(*_in_order(keys, *order))
             )
-            return [to_record(row) for row in connection.execute(statement).mappings()]
+            return [to_record(row) for row in connection.execute(statement).mappings().all()]
 
         return read
 
@@ -274,7 +274,7 @@ class SectionStore:
             .where(m.c.namespace == namespace, m.c.block_id.is_(None), _key_filter(m.c.id, keys))
             .order_by(*_in_order(keys, m.c.position, m.c.id))
         )
-        return [rec.message_record(row) for row in connection.execute(statement).mappings()]
+        return [rec.message_record(row) for row in connection.execute(statement).mappings().all()]
 
     def _read_blocks(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
         b, m = s.blocks, s.messages
@@ -290,7 +290,7 @@ class SectionStore:
             select(m)
             .where(m.c.namespace == namespace, m.c.block_id.is_not(None), _key_filter(m.c.block_id, block_ids))
             .order_by(m.c.block_id, m.c.position)
-        ).mappings()
+        ).mappings().all()
         for row in message_rows:
             raw[row["block_id"]].append(rec.message_record(row))
         return [rec.block_record(row, raw.get(row["id"], [])) for row in rows]
@@ -301,7 +301,7 @@ class SectionStore:
             select(e)
             .where(e.c.namespace == namespace, _key_filter(e.c.id, keys))
             .order_by(*_in_order(keys, e.c.position, e.c.id))
-        ).mappings()
+        ).mappings().all()
         sources = _grouped(
             connection.execute(
                 select(es.c.event_id, es.c.message_id)
