@@ -1,0 +1,177 @@
+"""The Strata tier browser, headless: tiers, preview, search, and moves through the dry-run preview."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtWidgets import QTableView
+
+from stratagate.strata import StrataConfig, StrataStore, Tier, janitor
+from stratagate.strata.errors import StoreNotFoundError
+from stratagate_gui.strata import StrataBrowser
+
+DAY = 86400
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> StrataStore:
+    created = StrataStore(tmp_path / "strata_data", StrataConfig())
+    created.init()
+    created.write("projects/plan.md", "# Plan\n\nShip **v2** <script>alert(1)</script>\n")
+    cooled = created.cooled_root / "entities/ada.md"
+    cooled.parent.mkdir(parents=True)
+    cooled.write_text("# Ada\n\nMathematician and zebra keeper\n")
+    stamp = time.time() - 40 * DAY
+    os.utime(cooled, (stamp, stamp))
+    sidecar = created.sidecar()
+    sidecar.record_access("entities/ada.md", time.time())
+    sidecar.record_access("entities/ada.md", time.time())
+    sidecar.save()
+    (created.cooled_root / "old.md").write_text("old notes about zebra stripes\n")
+    janitor.apply_evict(created, janitor.plan_evict(created, ["old.md"]))
+    return created
+
+
+@pytest.fixture
+def browser(qtbot, store: StrataStore) -> StrataBrowser:
+    widget = StrataBrowser(store.base_dir)
+    qtbot.addWidget(widget)
+    widget.resize(1000, 600)
+    widget.show()
+    return widget
+
+
+def cells(view: QTableView) -> list[list[str]]:
+    model = view.model()
+    return [
+        [model.index(row, column).data() for column in range(model.columnCount())]
+        for row in range(model.rowCount())
+    ]
+
+
+def select(browser: StrataBrowser, tab: str, *rows: int) -> None:
+    view = browser.views[tab]
+    browser.tabs.setCurrentWidget(view)
+    view.clearSelection()
+    for row in rows:
+        view.selectionModel().select(
+            view.model().index(row, 0),
+            QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+
+def test_each_tier_lists_its_files_with_age_and_access_counts(browser: StrataBrowser, store: StrataStore):
+    active_size = (store.active_root / "projects/plan.md").stat().st_size
+    cooled_size = (store.cooled_root / "entities/ada.md").stat().st_size
+    assert cells(browser.views["active"]) == [["projects/plan.md", "today", "—", f"{active_size} B"]]
+    assert cells(browser.views["cooled"]) == [["entities/ada.md", "40 d", "2", f"{cooled_size} B"]]
+    assert [row[0] for row in cells(browser.views["archive"])] == ["old.md"]
+    assert browser.tabs.tabText(1) == "Cooled (1)"
+
+
+def test_preview_renders_markdown_without_html_and_without_side_effects(
+    browser: StrataBrowser, store: StrataStore
+):
+    select(browser, "cooled", 0)
+    assert "Mathematician" in browser.preview.toPlainText()
+    assert store.sidecar().get("entities/ada.md").access_count == 2
+    select(browser, "active", 0)
+    html = browser.preview.toHtml()
+    assert "<script>" not in html and "font-weight:700" in html
+    select(browser, "archive", 0)
+    assert "zebra stripes" in browser.preview.toPlainText()
+    assert store.counts()["archived"] == 1
+
+
+def test_search_lists_hits_from_every_tier_without_counting_access(
+    browser: StrataBrowser, store: StrataStore
+):
+    browser.search_field.setText("zebra")
+    browser.run_search()
+    assert browser.tabs.currentWidget() is browser.views["search"]
+    assert [(row[0], row[1]) for row in cells(browser.views["search"])] == [
+        ("cooled", "entities/ada.md"),
+        ("archive", "old.md"),
+    ]
+    assert store.sidecar().get("entities/ada.md").access_count == 2
+
+
+def test_promote_shows_a_dry_run_preview_and_moves_only_when_applied(
+    browser: StrataBrowser, store: StrataStore, qtbot
+):
+    select(browser, "cooled", 0)
+    assert browser.promote_button.isEnabled() and not browser.rehydrate_button.isEnabled()
+    browser.promote_button.click()
+    dialog = browser.preview_dialog
+    assert dialog.table.item(0, 0).text() == "entities/ada.md" and dialog.table.item(0, 1).text() == "promote"
+    dialog.reject()
+    assert (store.cooled_root / "entities/ada.md").exists()
+
+    browser.promote_button.click()
+    browser.preview_dialog.apply_button.click()
+    assert (store.active_root / "entities/ada.md").exists()
+    assert not (store.cooled_root / "entities/ada.md").exists()
+    assert [row[0] for row in cells(browser.views["active"])] == ["entities/ada.md", "projects/plan.md"]
+    assert cells(browser.views["cooled"]) == []
+
+
+def test_evict_then_rehydrate_round_trip_through_the_browser(browser: StrataBrowser, store: StrataStore):
+    select(browser, "cooled", 0)
+    browser.evict_button.click()
+    browser.preview_dialog.apply_button.click()
+    assert sorted(row[0] for row in cells(browser.views["archive"])) == ["entities/ada.md", "old.md"]
+    select(browser, "archive", [row[0] for row in cells(browser.views["archive"])].index("entities/ada.md"))
+    browser.rehydrate_button.click()
+    browser.preview_dialog.apply_button.click()
+    assert (store.active_root / "entities/ada.md").read_text() == "# Ada\n\nMathematician and zebra keeper\n"
+    assert [row[0] for row in cells(browser.views["archive"])] == ["old.md"]
+
+
+def test_conflict_is_shown_in_the_preview_and_apply_is_disabled(browser: StrataBrowser, store: StrataStore):
+    store.write("entities/ada.md", "a newer active file")
+    select(browser, "cooled", 0)
+    browser.promote_button.click()
+    dialog = browser.preview_dialog
+    assert dialog.table.item(0, 1).text() == "conflict"
+    assert "already exists" in dialog.table.item(0, 2).text()
+    assert not dialog.apply_button.isEnabled()
+    assert (store.active_root / "entities/ada.md").read_text() == "a newer active file"
+
+
+def test_corrupt_sidecar_is_an_error_dialog_naming_the_file(browser: StrataBrowser, store: StrataStore):
+    store.sidecar_file.write_text("{broken")
+    browser.refresh()
+    assert browser.error_box is not None and browser.error_box.isVisible()
+    assert "stratum_2_access.json" in browser.error_box.text()
+    assert "repair-sidecar" in browser.error_box.text()
+    assert (store.cooled_root / "entities/ada.md").exists()
+
+
+def test_non_utf8_file_preview_explains_instead_of_failing(browser: StrataBrowser, store: StrataStore):
+    (store.cooled_root / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    browser.refresh()
+    select(browser, "cooled", [row[0] for row in cells(browser.views["cooled"])].index("latin1.md"))
+    assert "latin1.md: not UTF-8 text" in browser.preview.toPlainText()
+
+
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path: Path, qtbot):
+    with pytest.raises(StoreNotFoundError, match="no Strata store"):
+        StrataBrowser(tmp_path)
+
+
+def test_large_tiers_are_paged_in_through_fetch_more(qtbot, tmp_path: Path):
+    store = StrataStore(tmp_path / "big", StrataConfig())
+    store.init()
+    for number in range(1200):
+        (store.active_root / f"n{number:04d}.md").write_text("x")
+    widget = StrataBrowser(store.base_dir)
+    qtbot.addWidget(widget)
+    model = widget.models[Tier.ACTIVE]
+    assert model.total == 1200 and model.rowCount() == 500
+    while model.canFetchMore():
+        model.fetchMore()
+    assert model.rowCount() == 1200
