@@ -93,24 +93,24 @@ class SqlBackend:
     # -- reads ---------------------------------------------------------------------------------------------
 
     def list_namespaces(self) -> list[str]:
-        with self.engine.connect() as connection:
+        with self._reading() as connection:
             ms = schema.memory_spaces
             return list(connection.scalars(select(ms.c.namespace).order_by(ms.c.namespace)))
 
     def load_space(self, namespace: str) -> Record | None:
-        with self.engine.connect() as connection:
+        with self._reading() as connection:
             return self._space(connection, namespace)
 
     def load_section(self, namespace: str, section: str) -> list[Record]:
-        with self.engine.connect() as connection:
+        with self._reading() as connection:
             return self._sections.read(connection, namespace, section, None)
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
-        with self.engine.connect() as connection:
+        with self._reading() as connection:
             return self._sections.keys(connection, namespace, section, where)
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
-        with self.engine.connect() as connection:
+        with self._reading() as connection:
             return self._sections.read(connection, namespace, section, list(keys))
 
     def count(self, namespace: str, section: str) -> int:
@@ -121,7 +121,7 @@ class SqlBackend:
         """`{"snapshot": {...v7...}, "revision": N}`, read in one transaction so it is consistent.
 
         `progress(section)` is called after each section is read."""
-        with self.engine.connect() as connection:
+        with self._reading() as connection:
             space = self._space(connection, namespace)
             if space is None:
                 raise SectionError(f"{self.location}: no namespace {namespace!r}")
@@ -235,6 +235,15 @@ class SqlBackend:
                     self._sections.write(connection, namespace, section, snapshot[section])
                 if progress:
                     progress(section)
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """One read transaction that sees a single snapshot (SQLite's default; REPEATABLE READ on PostgreSQL,
+        so a section read in several queries, or an export, cannot mix two commits)."""
+        with self.engine.connect() as connection:
+            if self.dialect == "postgresql":
+                connection.execution_options(isolation_level="REPEATABLE READ")
+            yield connection
 
     @contextmanager
     def _writing(self, namespace: str) -> Iterator[Connection]:
