@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, event
+from sqlalchemy.exc import DBAPIError
 
 from stratagate import journal
 from stratagate.errors import ReadOnlyError, StorageConflictError, StorageOpenError, StorageWriteError
@@ -218,6 +219,9 @@ def test_a_read_only_open_refuses_every_write(database: str, reference_v7: dict[
             with pytest.raises(ReadOnlyError):
                 write()
         assert reader.load_space(NS)["revision"] == 2
+        if reader.dialect == "postgresql":  # the server refuses writes too, whatever the code above does
+            with pytest.raises(DBAPIError, match="read-only transaction"), reader.engine.begin() as connection:
+                connection.exec_driver_sql("DELETE FROM memory_spaces")
 
 
 def test_postgresql_versions_unreachable_servers_and_foreign_databases(postgres_server) -> None:
