@@ -100,6 +100,7 @@ def test_binary_self_test_screenshots_the_main_window_like_the_installed_app(bun
     assert image.size() == QImage(str(reference_shot)).size()
 
     # The bundle may be read-only once installed: the demo memory goes to the user's cache, not into it.
+    assert list((tmp_path / "home" / "cache").rglob("*.sqlite")), "no demo memory in the cache"
     assert sorted(path.relative_to(bundle) for path in bundle.rglob("*")) == files_before
 
 
