@@ -106,6 +106,8 @@ class SectionStore:
         clauses = [table.c.namespace == namespace, *base]
         filters = self._filters(section)
         for name, value in (where or {}).items():
+            if value is None:  # an unset filter, as the in-memory backend reads it
+                continue
             if name not in filters:
                 known = ", ".join(sorted(filters)) or "none"
                 raise SectionError(f"Section {section!r} has no filter {name!r} (known: {known})")
@@ -113,11 +115,20 @@ class SectionStore:
         statement = select(key_column).where(*clauses).order_by(*order)
         return list(connection.scalars(statement))
 
-    def write(self, connection: Connection, namespace: str, section: str, records: list[Record]) -> None:
+    def write(
+        self,
+        connection: Connection,
+        namespace: str,
+        section: str,
+        records: list[Record],
+        readded: frozenset[str] = frozenset(),
+    ) -> None:
+        """Insert or replace records. A replaced record keeps its place, except the `readded` keys (deleted in
+        the same change): those go after the last record, like new ones, in the order given."""
         writer = self._writers()[self._check(section)]
         key_name = SECTION_KEYS[section]
         try:
-            writer(connection, namespace, records)
+            writer(connection, namespace, records, readded)
         except KeyError as missing:
             culprit = next((r.get(key_name) for r in records if missing.args[0] not in r), "?")
             raise SectionError(
@@ -187,12 +198,13 @@ class SectionStore:
             return lambda value: or_(*(column.icontains(str(value), autoescape=True) for column in columns))
 
         def thread(column) -> Callable[[Any], ColumnElement[bool]]:
-            return lambda value: (
-                or_(column.is_(None), column == "") if value in (None, "") else column == value
-            )
+            return lambda value: or_(column.is_(None), column == "") if value == "" else column == value
 
         def equals(column) -> Callable[[Any], ColumnElement[bool]]:
-            return lambda value: column == value
+            """One value, or any of a list of values."""
+            return lambda value: (
+                column.in_(list(value)) if isinstance(value, list | tuple | set | frozenset) else column == value
+            )
 
         filters: dict[str, dict[str, Callable[[Any], ColumnElement[bool]]]] = {
             "events": {
@@ -205,20 +217,20 @@ class SectionStore:
                     select(b.c.id).where(b.c.namespace == e.c.namespace, thread(b.c.thread_id)(value))
                 ),
                 "sourceBlockId": equals(e.c.source_block_id),
-                "text": text_in(e.c.title, e.c.summary, e.c.narrative, e.c.tags_json),
+                "text": text_in(e.c.id, e.c.title, e.c.summary, e.c.narrative),
             },
             "blocks": {
                 "threadId": thread(b.c.thread_id),
-                "text": text_in(b.c.l0_title, b.c.l1_summary, b.c.l3_condensed),
+                "text": text_in(b.c.id, b.c.l0_title, b.c.l1_summary, b.c.l3_condensed),
             },
             "openTail": {
                 "threadId": thread(m.c.thread_id),
                 "role": equals(m.c.role),
-                "text": text_in(m.c.content),
+                "text": text_in(m.c.id, m.c.content),
             },
             "elements": {
                 "type": equals(el.c.type),
-                "text": text_in(el.c.name, el.c.aliases_json, el.c.current_state),
+                "text": text_in(el.c.id, el.c.name, el.c.aliases_json, el.c.current_state),
             },
             "extractionJobs": {"status": equals(s.extraction_jobs.c.status)},
             "elementProjectionJobs": {"status": equals(s.element_projection_jobs.c.status)},
@@ -232,10 +244,16 @@ class SectionStore:
         return func.jsonb_extract_path_text(cast(column, JSONB), field)
 
     def _has_participant(self, column, name: str) -> ColumnElement[bool]:
+        """Case-insensitive (ASCII case, as SQL lower() folds it) membership in temporal.participants."""
         if self.dialect == "sqlite":
             entries = func.json_each(column, "$.participants").table_valued("value")
-            return exists(select(literal(1)).select_from(entries).where(entries.c.value == name))
-        return cast(column, JSONB)["participants"].contains([name])
+        else:
+            entries = func.jsonb_array_elements_text(
+                func.coalesce(cast(column, JSONB)["participants"], func.jsonb_build_array())
+            ).table_valued("value")
+        return exists(
+            select(literal(1)).select_from(entries).where(func.lower(entries.c.value) == func.lower(str(name)))
+        )
 
     # -- readers ---------------------------------------------------------------------------------------
 
@@ -363,7 +381,7 @@ class SectionStore:
 
     # -- writers ---------------------------------------------------------------------------------------
 
-    def _writers(self) -> dict[str, Callable[[Connection, str, list[Record]], None]]:
+    def _writers(self) -> dict[str, Callable[[Connection, str, list[Record], frozenset[str]], None]]:
         return {
             "openTail": self._write_open_tail,
             "blocks": self._write_blocks,
@@ -378,16 +396,21 @@ class SectionStore:
 
     @staticmethod
     def _simple_writer(table: Table, to_row: Callable[[str, Record], dict[str, Any]]):
-        def write(connection: Connection, namespace: str, records: list[Record]) -> None:
+        def write(connection: Connection, namespace: str, records: list[Record], _readded: frozenset[str]) -> None:
             upsert(connection, table, [to_row(namespace, record) for record in records])
 
         return write
 
     @staticmethod
     def _positions(
-        connection: Connection, table: Table, namespace: str, keys: list[str], *scope: ColumnElement[bool]
+        connection: Connection,
+        table: Table,
+        namespace: str,
+        keys: list[str],
+        readded: frozenset[str],
+        *scope: ColumnElement[bool],
     ) -> list[int]:
-        """Existing records keep their position; new ones go after the last, in the order given."""
+        """Existing records keep their position; new and re-added ones go after the last, in the order given."""
         existing: dict[str, int] = {}
         for chunk in chunks(keys):
             rows = connection.execute(
@@ -402,20 +425,23 @@ class SectionStore:
         next_position = -1 if last is None else last
         positions = []
         for key in keys:
-            if key not in existing:
+            if key not in existing or key in readded:
                 next_position += 1
                 existing[key] = next_position
             positions.append(existing[key])
         return positions
 
-    def _write_open_tail(self, connection: Connection, namespace: str, records: list[Record]) -> None:
-        positions = self._positions(
-            connection, s.messages, namespace, [r["id"] for r in records], s.messages.c.block_id.is_(None)
-        )
+    def _write_open_tail(
+        self, connection: Connection, namespace: str, records: list[Record], readded: frozenset[str]
+    ) -> None:
+        keys = [r["id"] for r in records]
+        positions = self._positions(connection, s.messages, namespace, keys, readded, s.messages.c.block_id.is_(None))
         rows = [rec.message_row(namespace, r, None, p) for r, p in zip(records, positions, strict=True)]
         upsert(connection, s.messages, rows)
 
-    def _write_blocks(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+    def _write_blocks(
+        self, connection: Connection, namespace: str, records: list[Record], _readded: frozenset[str]
+    ) -> None:
         m = s.messages
         upsert(connection, s.blocks, [rec.block_row(namespace, block) for block in records])
         rows = []
@@ -430,10 +456,12 @@ class SectionStore:
             ]
         upsert(connection, m, rows)
 
-    def _write_events(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+    def _write_events(
+        self, connection: Connection, namespace: str, records: list[Record], readded: frozenset[str]
+    ) -> None:
         es = s.event_sources
         keys = [event["id"] for event in records]
-        positions = self._positions(connection, s.events, namespace, keys)
+        positions = self._positions(connection, s.events, namespace, keys, readded)
         rows = [rec.event_row(namespace, r, p) for r, p in zip(records, positions, strict=True)]
         upsert(connection, s.events, rows)
         for chunk in chunks(keys):
@@ -446,10 +474,12 @@ class SectionStore:
         if source_rows:
             connection.execute(es.insert(), source_rows)
 
-    def _write_elements(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+    def _write_elements(
+        self, connection: Connection, namespace: str, records: list[Record], readded: frozenset[str]
+    ) -> None:
         src, f, fs = s.element_sources, s.element_facts, s.element_fact_sources
         keys = [element["id"] for element in records]
-        positions = self._positions(connection, s.elements, namespace, keys)
+        positions = self._positions(connection, s.elements, namespace, keys, readded)
         upsert(
             connection,
             s.elements,
@@ -482,7 +512,9 @@ class SectionStore:
         if fact_source_rows:
             connection.execute(fs.insert(), fact_source_rows)
 
-    def _write_model_responses(self, connection: Connection, namespace: str, records: list[Record]) -> None:
+    def _write_model_responses(
+        self, connection: Connection, namespace: str, records: list[Record], _readded: frozenset[str]
+    ) -> None:
         table = s.model_response_history
         upsert(connection, table, [rec.model_response_row(namespace, r) for r in records])
         # Only the last five (by created_at, id) are kept, as the reference's history does.

@@ -183,12 +183,20 @@ class SqlBackend:
             if bumped.rowcount != 1:
                 actual = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace))
                 raise StorageConflictError(namespace, expected_revision, actual)
+            # The change means "delete, then upsert" (a key in both ends up present, placed last). Rows are
+            # written parents first and deleted children first, so references resolve at every statement.
+            upserted = {
+                section: {record.get(SECTION_KEYS[section]) for record in records if isinstance(record, dict)}
+                for section, records in changes.upserts.items()
+            }
             for section in WRITE_ORDER:
                 if changes.upserts.get(section):
-                    self._sections.write(connection, namespace, section, changes.upserts[section])
+                    readded = frozenset(changes.deletes.get(section, ())) & upserted[section]
+                    self._sections.write(connection, namespace, section, changes.upserts[section], readded)
             for section in reversed(WRITE_ORDER):
-                if changes.deletes.get(section):
-                    self._sections.delete(connection, namespace, section, changes.deletes[section])
+                doomed = [key for key in changes.deletes.get(section, ()) if key not in upserted.get(section, ())]
+                if doomed:
+                    self._sections.delete(connection, namespace, section, doomed)
             if changes.journal:
                 from stratagate.journal import append_entries
 

@@ -152,15 +152,18 @@ def test_query_keys_and_fetch_page_a_section(backend: SqlBackend, reference_v7: 
     assert backend.query_keys(NS, "events", {"status": "forgotten"}) == [
         e["id"] for e in events if e["status"] == "forgotten"
     ]
-    assert backend.query_keys(NS, "events", {"participant": "Alice"}) == [
+    assert backend.query_keys(NS, "events", {"participant": "aLiCe"}) == [
         e["id"] for e in events if "Alice" in e["temporal"].get("participants", [])
     ]
+    assert backend.query_keys(NS, "events", {"status": ["forgotten", "superseded"], "criticality": None}) == [
+        e["id"] for e in events if e["status"] in ("forgotten", "superseded")
+    ]
+    assert backend.query_keys(NS, "events", {"text": "EVT_5"}) == [e["id"] for e in events if "evt_5" in e["id"]]
     assert backend.query_keys(NS, "events", {"eventType": "meeting"}) == [
         e["id"] for e in events if e["temporal"].get("eventType") == "meeting"
     ]
     assert backend.query_keys(NS, "events", {"text": "POSTGRESQL"}) == [
         e["id"] for e in events if "postgresql" in (e["title"] + e["summary"] + e["narrative"]).lower()
-        or any("postgresql" in tag.lower() for tag in e["tags"])
     ]
     assert backend.query_keys(NS, "events", {"text": "100%_"}) == []
     assert backend.query_keys(NS, "extractionJobs") == sorted(j["blockId"] for j in snapshot["extractionJobs"])

@@ -1,4 +1,5 @@
-"""Property: any sequence of commits leaves a section exactly as a simple ordered-dict model says."""
+"""Property: any sequence of commits leaves a section as an ordered-dict model says, and as the in-memory
+backend (`MemoryBackend`, the engine's other store) leaves it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stratagate.storage.backend import ChangeSet
+from stratagate.storage.memory_backend import MemoryBackend
 from stratagate.storage.sql import SqlBackend
 
 EVENT_IDS = [f"evt_{n}" for n in range(6)]
@@ -53,17 +55,22 @@ def test_commits_match_an_ordered_model(backend: SqlBackend, steps) -> None:
     setup = ChangeSet()
     setup.upsert("blocks", BLOCK)
     revision = backend.commit(namespace, setup, revision)
+    memory = MemoryBackend()
+    memory.create_space(namespace, {})
+    memory.commit(namespace, setup, 1)
     model: dict[str, dict[str, Any]] = {}
     for upserts, deletes in steps:
         changes = ChangeSet()
+        for event_id in deletes:  # a change reads "delete, then upsert"
+            changes.delete("events", event_id)
+            model.pop(event_id, None)
         for event_id, version in upserts:
             record = _event(event_id, version)
             changes.upsert("events", record)
-            model[event_id] = copy.deepcopy(record)  # replacing keeps the place; a new id goes last
-        for event_id in deletes:
-            changes.delete("events", event_id)
-            model.pop(event_id, None)
+            model[event_id] = copy.deepcopy(record)  # replacing keeps the place; a new or re-added id goes last
         revision = backend.commit(namespace, changes, revision)
+        memory.commit(namespace, changes, revision - 1)
     assert backend.load_section(namespace, "events") == list(model.values())
-    assert backend.query_keys(namespace, "events") == list(model)
+    assert backend.query_keys(namespace, "events") == list(model) == memory.query_keys(namespace, "events")
+    assert memory.load_section(namespace, "events") == list(model.values())
     assert backend.load_space(namespace)["revision"] == revision == 2 + len(steps)
