@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 with_tests=0
 [ "${1:-}" = "--test" ] && with_tests=1
 
-# Qt's xcb and offscreen platforms load these at run time; a bare Debian image lacks some of them.
+# Qt's xcb, wayland and offscreen platforms load these at run time; a bare Debian image lacks some of them.
 debian_packages=(python3 python3-venv python3-pip libegl1 libgl1 libopengl0 libfontconfig1 libdbus-1-3
   libglib2.0-0 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
-  libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-shape0 fonts-dejavu-core)
+  libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-shape0 libwayland-cursor0
+  libwayland-egl1 fonts-dejavu-core)
 if [ "$with_tests" = 1 ]; then
   # PostgreSQL for the storage suite (the tests start their own server), binutils for PyInstaller,
   # desktop-file-utils to validate the desktop entry.
