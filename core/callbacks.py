@@ -55,9 +55,26 @@ class ExtractionResult:
 
 @dataclass
 class ProjectionRequest:
+    """A claimed projection job: its events, and (built on first use, since they grow with the memory) copies
+    of every existing element or just their names and types."""
+
     job_id: str
     events: list[Event]
-    existing_elements: list[Element]
+    elements_source: Callable[[], list[Element]] = field(repr=False, default=list)
+    labels_source: Callable[[], list[tuple[str, str]]] | None = field(repr=False, default=None)
+    _elements: list[Element] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def existing_elements(self) -> list[Element]:
+        if self._elements is None:
+            self._elements = self.elements_source()
+        return self._elements
+
+    def element_labels(self) -> list[tuple[str, str]]:
+        """(name, type) of every existing element."""
+        if self.labels_source is not None:
+            return self.labels_source()
+        return [(element.name, element.type) for element in self.existing_elements]
 
 
 @dataclass

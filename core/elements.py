@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from stratagate.model import (
@@ -138,11 +139,10 @@ def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any,
 
         fact_value: str | list[str] | None = value
         if mode in ("state", "relation"):
-            for fact in element.facts:
+            for position, fact in enumerate(element.facts):
                 if fact.status == "active" and fact.key == key and fact.mode == mode:
-                    fact.status = "superseded"
-                    fact.valid_to = fact.valid_to or valid_from
-                    fact.updated_at = now
+                    element.facts[position] = replace(fact, status="superseded", valid_to=fact.valid_to or valid_from,
+                                                      updated_at=now)
         else:
             present = {
                 norm(item) for fact in element.facts

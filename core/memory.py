@@ -86,6 +86,7 @@ JOB_LEASE = timedelta(minutes=15)
 EXTRACTION_INTERRUPTED = "Extraction was interrupted before completion."
 PROJECTION_INTERRUPTED = "Element projection was interrupted before completion."
 _CONSTRUCT = object()
+ProjectionClaim = ProjectionRequest
 
 
 @dataclass
@@ -111,11 +112,25 @@ class EventChange:
     after: Event
 
 
-@dataclass
-class ProjectionClaim:
-    job_id: str
-    events: list[Event]
-    existing_elements: list[Element]
+class _BlockOrder:
+    """Block ids per thread in sealing order, each block's index in its thread, and the highest sequence.
+
+    Kept up to date as blocks are sealed (blocks are never deleted and never change thread)."""
+
+    def __init__(self, blocks: Iterable[Block]):
+        self.threads: dict[str | None, list[str]] = {}
+        self.index: dict[str, int] = {}
+        self.max_sequence = 0
+        for block in sorted(blocks, key=lambda b: b.sequence):
+            self.add(block)
+
+    def add(self, block: Block) -> None:
+        if block.id in self.index:
+            return
+        thread = self.threads.setdefault(block.thread_id, [])
+        self.index[block.id] = len(thread)
+        thread.append(block.id)
+        self.max_sequence = max(self.max_sequence, block.sequence)
 
 
 def _default_id(prefix: str) -> str:
@@ -188,7 +203,7 @@ class StrataGate:
         self._new_id = id_factory or _default_id
         self._new_element_id = element_id_factory or _default_id
         self._running_jobs: set[str] = set()
-        self._thread_blocks_cache: dict[str | None, list[str]] | None = None
+        self._block_order_cache: _BlockOrder | None = None
         self._retrieval: Any = None
 
         space = backend.load_space(namespace)
@@ -294,22 +309,26 @@ class StrataGate:
         self._state.apply(tx, revision)
 
     def _on_applied(self, section: str, keys: list[str]) -> None:
-        if section in ("blocks", "*"):
-            self._thread_blocks_cache = None
+        if section == "*":
+            self._block_order_cache = None
+        elif section == "blocks" and self._block_order_cache is not None:
+            blocks = self._section("blocks")
+            for key in keys:
+                self._block_order_cache.add(blocks[key])
         if self._retrieval is not None:
             self._retrieval.on_applied(section, keys)
 
     def _section(self, name: str) -> dict[str, Any]:
         return self._state.section(name)
 
+    def _block_order(self) -> _BlockOrder:
+        if self._block_order_cache is None:
+            self._block_order_cache = _BlockOrder(self._section("blocks").values())
+        return self._block_order_cache
+
     def _thread_blocks(self) -> dict[str | None, list[str]]:
         """Block ids per thread (None = unthreaded bucket), in sealing order."""
-        if self._thread_blocks_cache is None:
-            threads: dict[str | None, list[str]] = {}
-            for block in sorted(self._section("blocks").values(), key=lambda b: b.sequence):
-                threads.setdefault(block.thread_id, []).append(block.id)
-            self._thread_blocks_cache = threads
-        return self._thread_blocks_cache
+        return self._block_order().threads
 
     # reads --------------------------------------------------------------------------------------------------
     def list_blocks(self, thread_id: str | None = None) -> list[Block]:
@@ -401,8 +420,8 @@ class StrataGate:
     # blocks -------------------------------------------------------------------------------------------------
     def _block_position(self, block: Block) -> tuple[int, int]:
         """(position, latest position) of a block in its thread."""
-        thread = self._thread_blocks().get(block.thread_id, [])
-        return thread.index(block.id) + 1, len(thread)
+        order = self._block_order()
+        return order.index[block.id] + 1, len(order.threads[block.thread_id])
 
     def block_level(self, block: Block) -> int:
         """The level a block shows now (v7: decayed by blocks sealed in its thread since its anchor)."""
@@ -514,7 +533,7 @@ class StrataGate:
         thread = self._thread_blocks().get(thread_id, [])
         blocks = self._section("blocks")
         start = blocks[thread[-1]].end_turn + 1 if thread else 1
-        sequence = max((block.sequence for block in blocks.values()), default=0) + 1
+        sequence = self._block_order().max_sequence + 1
         current = self._pending_block_messages(thread_id)
         if current is None or [message.id for message in current] != raw_ids:
             raise StrataGateError("Open tail changed while the block summary was being prepared")
@@ -545,8 +564,9 @@ class StrataGate:
 
     # extraction ---------------------------------------------------------------------------------------------
     def _neighbours(self, block: Block) -> tuple[Block | None, Block | None]:
-        thread = self._thread_blocks().get(block.thread_id, [])
-        index = thread.index(block.id)
+        order = self._block_order()
+        thread = order.threads[block.thread_id]
+        index = order.index[block.id]
         blocks = self._section("blocks")
         previous = blocks[thread[index - 1]] if index > 0 else None
         following = blocks[thread[index + 1]] if index + 1 < len(thread) else None
@@ -556,9 +576,12 @@ class StrataGate:
         if self._extractor is None or len(self._section("blocks")) < 2:
             return None
         jobs = self._section("extractionJobs")
-        for block in sorted(self._section("blocks").values(), key=lambda b: b.sequence):
-            if block_id is not None and block.id != block_id:
-                continue
+        blocks = self._section("blocks")
+        order = self._block_order()
+        # `order.index` is in sealing (global) order.
+        candidates = [block_id] if block_id is not None else order.index
+        for key in candidates:
+            block = blocks[key]
             if not block.should_extract or self._neighbours(block)[1] is None:
                 continue
             job = jobs.get(block.id)
@@ -656,7 +679,8 @@ class StrataGate:
         claimed.status, claimed.attempts, claimed.last_error = "running", claimed.attempts + 1, None
         claimed.updated_at = self._stamp()
         self._commit(tx)
-        return ProjectionClaim(job.id, copy.deepcopy(events), copy.deepcopy(self.list_elements()))
+        return ProjectionClaim(job.id, copy.deepcopy(events), lambda: copy.deepcopy(self.list_elements()),
+                               lambda: [(element.name, element.type) for element in self.list_elements()])
 
     def complete_element_projection(self, job_id: str, result: Any) -> list[Element]:
         self._require_writable()
@@ -704,7 +728,7 @@ class StrataGate:
         self._running_jobs.add(claim.job_id)
         try:
             try:
-                result = call_model(self._projector, ProjectionRequest(claim.job_id, claim.events, claim.existing_elements))
+                result = call_model(self._projector, claim)
             except Exception as error:
                 self.fail_element_projection(claim.job_id, error)
                 raise

@@ -9,7 +9,7 @@ mutation works on copies and swaps them in after the storage commit).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Record = dict[str, Any]
@@ -317,6 +317,13 @@ class Element:
 
     def fact(self, fact_id: str) -> ElementFact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
+
+    def clone(self) -> Element:
+        """A copy for a mutation that shares the fact objects (facts are replaced, never edited in place),
+        so changing an element with a long history does not copy that history."""
+        return replace(self, aliases=list(self.aliases), facts=list(self.facts),
+                       source_event_ids=list(self.source_event_ids), source_message_ids=list(self.source_message_ids),
+                       weight=replace(self.weight))
 
     @classmethod
     def from_record(cls, record: Record) -> Element:

@@ -287,7 +287,7 @@ def _project_changes(event: Event, known_projects: list[str]) -> list[dict[str, 
 
 def project(request: ProjectionRequest) -> ProjectionResult:
     """Elements and facts for the people and projects the events name."""
-    known = [element.name for element in request.existing_elements if element.type == "project"]
+    known = [name for name, element_type in request.element_labels() if element_type == "project"]
     for event in request.events:
         known.extend(name for name in _event_projects(event) if name not in known)
     changes = [change for event in request.events for change in _project_changes(event, known)]

@@ -113,7 +113,7 @@ class Mutation:
         original = self.state.section(section).get(key)
         if original is None:
             return None
-        item = copy.deepcopy(original)
+        item = original.clone() if hasattr(original, "clone") else copy.deepcopy(original)
         changed[key] = item
         return item
 

@@ -7,6 +7,7 @@ all of a ChangeSet or nothing, and a stale `expected_revision` raises `StorageCo
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from stratagate.errors import ReadOnlyError, StorageConflictError, StrataGateError
@@ -19,6 +20,11 @@ class _Space:
         self.space = copy.deepcopy(space)
         self.sections: dict[str, dict[str, Record]] = {section: {} for section in SECTION_KEYS}
         self.journal: list[Record] = []
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON-shaped record (a JSON round trip is several times faster than copy.deepcopy)."""
+    return json.loads(json.dumps(value))
 
 
 def _matches(record: Record, where: Record) -> bool:
@@ -75,7 +81,7 @@ class MemoryBackend:
         space = {key: snapshot[key] for key in ("schemaVersion", "currentTurn", "blockTurnSize", "blockDecayLambda")}
         stored = _Space({**space, "revision": revision, "createdAt": "", "updatedAt": ""})
         for section, key in SECTION_KEYS.items():
-            stored.sections[section] = {record[key]: copy.deepcopy(record) for record in snapshot.get(section, [])}
+            stored.sections[section] = {record[key]: _copy(record) for record in snapshot.get(section, [])}
         self._spaces[namespace] = stored
 
     def _space(self, namespace: str) -> _Space:
@@ -85,7 +91,7 @@ class MemoryBackend:
         return space
 
     def load_section(self, namespace: str, section: str) -> list[Record]:
-        return copy.deepcopy(list(self._space(namespace).sections[section].values()))
+        return _copy(list(self._space(namespace).sections[section].values()))
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         records = self._space(namespace).sections[section]
@@ -95,7 +101,7 @@ class MemoryBackend:
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         records = self._space(namespace).sections[section]
-        return [copy.deepcopy(records[key]) for key in keys if key in records]
+        return [_copy(records[key]) for key in keys if key in records]
 
     def journal(self, namespace: str) -> list[Record]:
         return copy.deepcopy(self._space(namespace).journal)
@@ -112,7 +118,7 @@ class MemoryBackend:
             raise StrataGateError(f"Unknown storage section(s): {', '.join(sorted(unknown))}")
         # Copy everything first, so a bad record fails before anything is applied.
         upserts: dict[str, list[Any]] = {
-            section: [(record[SECTION_KEYS[section]], copy.deepcopy(record)) for record in records]
+            section: [(record[SECTION_KEYS[section]], _copy(record)) for record in records]
             for section, records in changes.upserts.items()
         }
         for section, keys in changes.deletes.items():
