@@ -226,6 +226,26 @@ def iter_entries(bind: Engine | Connection, namespace: str | None = None) -> Ite
             yield _record(row)
 
 
+def backend_entries(backend: Any, namespace: str) -> list[JournalRecord]:
+    """The journal of a namespace in any storage backend: the SQL tables of a database backend, or the
+    entries an in-memory backend keeps (chained here, as a database would have chained them)."""
+    engine = getattr(backend, "engine", None)
+    if engine is not None:
+        return read_entries(engine, namespace)
+    entries = backend.journal(namespace) if hasattr(backend, "journal") else []
+    return chain_entries(namespace, entries, 0, GENESIS_HASH)
+
+
+def verify_backend(backend: Any, namespace: str) -> VerifyResult:
+    """`verify` for a database backend; an in-memory journal cannot be tampered with from outside."""
+    engine = getattr(backend, "engine", None)
+    if engine is not None:
+        return verify(engine, namespace)
+    records = backend_entries(backend, namespace)
+    heads = {namespace: records[-1].hash} if records else {}
+    return VerifyResult(True, len(records), heads)
+
+
 def count_entries(bind: Engine | Connection) -> int:
     with _connected(bind) as connection:
         if not inspect(connection).has_table(JOURNAL_TABLE):

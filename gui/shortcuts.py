@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -116,12 +116,19 @@ class ShortcutsDialog(QDialog):
         self.resize(620, 380)
 
 
-def install_help(window: QWidget) -> list[QShortcut]:
-    """F1 and ? anywhere in `window` open the shortcuts dialog."""
-    bound = []
-    for keys in HELP.keys:
-        key = QShortcut(QKeySequence(keys), window)
-        key.setContext(Qt.ShortcutContext.WindowShortcut)
-        key.activated.connect(lambda: ShortcutsDialog(window).exec())
-        bound.append(key)
-    return bound
+def help_action(window: QWidget) -> QAction:
+    """The "Keyboard shortcuts" action: F1 and ? anywhere in `window` open the shortcuts dialog. Add it to a
+    menu to show it there too. (A line edit keeps a typed "?": it claims printable keys before shortcuts.)"""
+    action = QAction("&Keyboard shortcuts", window)
+    action.setShortcuts([QKeySequence(keys) for keys in HELP.keys])
+    action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    action.triggered.connect(lambda _checked=False: show_shortcuts(window))
+    window.addAction(action)
+    return action
+
+
+def show_shortcuts(window: QWidget) -> ShortcutsDialog:
+    dialog = ShortcutsDialog(window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog

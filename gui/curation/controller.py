@@ -49,6 +49,7 @@ class CurationController(QObject):
         self.preview = True
         self.confirm: Confirm = self._confirm_with_dialog
         self.resolve_conflict: ResolveConflict = self._resolve_with_dialog
+        self.show_error: Callable[[str], Any] = self._error_dialog
         self._parent = parent
 
     # State -----------------------------------------------------------------------------------------------
@@ -196,10 +197,15 @@ class CurationController(QObject):
 
     def _report(self, error: BaseException) -> None:
         self.message.emit(str(error))
-        if self._parent is not None:
-            QMessageBox.warning(self._parent, "Curation", str(error))
+        # A refused write on a read-only memory is expected (the controls are disabled; a key was pressed):
+        # the status bar says so without a dialog.
+        if not isinstance(error, ReadOnlyError):
+            self.show_error(str(error))
 
-    # Default dialogs (tests replace `confirm` and `resolve_conflict`) ---------------------------------------
+    # Default dialogs (tests replace `confirm`, `resolve_conflict` and `show_error`) ---------------------------------------
+
+    def _error_dialog(self, text: str) -> None:
+        QMessageBox.warning(self._parent, "Curation", text)
 
     def _confirm_with_dialog(self, title: str, steps: list[Step], turn: int) -> bool:
         return PreviewDialog(title, steps, turn, self._parent).exec() == QDialog.DialogCode.Accepted

@@ -1,0 +1,68 @@
+"""Mount curation and retrieval forensics into the main window: four tabs (Curation, Journal, Query workbench,
+Receipts), the Help ▸ Keyboard shortcuts action (F1, ?), and the wiring to the window's memory, worker and
+undo stack. `build_main_window` calls `mount` once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stratagate import journal
+from stratagate_gui.curation.controller import CurationController
+from stratagate_gui.curation.journal_view import JournalView
+from stratagate_gui.curation.view import CurationView
+from stratagate_gui.forensics.receipts import ReceiptsBrowser
+from stratagate_gui.forensics.workbench import QueryWorkbench
+from stratagate_gui.shortcuts import help_action
+
+
+@dataclass
+class CurationViews:
+    controller: CurationController
+    curation: CurationView
+    journal: JournalView
+    workbench: QueryWorkbench
+    receipts: ReceiptsBrowser
+
+
+def mount(window: Any) -> CurationViews:
+    """Add the views to `window` (a `MainWindow`) and keep them on its open memory."""
+    controller = CurationController(window.worker, window.undo_stack, window)
+    views = CurationViews(
+        controller,
+        CurationView(controller),
+        JournalView(window.worker),
+        QueryWorkbench(window.worker),
+        ReceiptsBrowser(window.worker),
+    )
+    window.add_view("Curation", views.curation)
+    window.add_view("Journal", views.journal)
+    window.add_view("Query workbench", views.workbench)
+    window.add_view("Receipts", views.receipts)
+    window.menuBar().addMenu("&Help").addAction(help_action(window))
+
+    def follow(memory: Any) -> None:
+        views.curation.set_memory(memory)
+        views.workbench.set_memory(memory)
+        if memory is None:
+            views.journal.set_source(None, None)
+            views.receipts.set_memory(None)
+            return
+        backend, namespace = memory.backend, memory.namespace
+        read = lambda: journal.backend_entries(backend, namespace)  # noqa: E731 - handed to the worker
+        views.journal.set_source(read, lambda: journal.verify_backend(backend, namespace))
+        views.receipts.set_memory(memory, read)
+
+    def written(_ids: list[str]) -> None:
+        window.refresh_status()
+        views.journal.refresh()
+        events = getattr(window, "events", None)
+        if events is not None and hasattr(events, "refresh"):
+            events.refresh()
+
+    window.memory_changed.connect(follow)
+    controller.changed.connect(written)
+    controller.reloaded.connect(window.refresh_status)
+    controller.message.connect(lambda text: window.statusBar().showMessage(text, 8000))
+    follow(window.memory)
+    return views
