@@ -205,7 +205,7 @@ class DecayView(QWidget):
         event_lambda, block_lambda = self.event_lambda.value(), self.block_lambda.value()
         self.window_.worker.run(
             lambda: load_curves(memory, items, horizon, event_lambda, block_lambda),
-            on_done=self._show_curves,
+            on_done=lambda result: self._show_curves(result) if memory is self.memory else None,
             description="compute decay curves",
         )
 

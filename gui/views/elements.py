@@ -198,18 +198,27 @@ class ElementsView(QWidget):
     def set_memory(self, memory: Any) -> None:
         self.memory = memory
         self.element = None
+        self.elements = []
+        # Removing items moves the current row; the old memory's elements must not be picked on the way.
+        self.element_list.blockSignals(True)
         self.element_list.clear()
+        self.element_list.blockSignals(False)
         self.facts.setRowCount(0)
         self.summary.clear()
         self.state_view.clear()
         self.validity.clear()
         if memory is not None:
-            self.window_.worker.run(lambda: list(memory.list_elements()), on_done=self._show_elements,
+            self.window_.worker.run(lambda: list(memory.list_elements()),
+                                    on_done=lambda elements: self._show_elements(memory, elements),
                                     description="list elements")
 
-    def _show_elements(self, elements: list[Element]) -> None:
+    def _show_elements(self, memory: Any, elements: list[Element]) -> None:
+        if memory is not self.memory:
+            return  # a memory opened since this list was asked for
         self.elements = elements
+        self.element_list.blockSignals(True)
         self.element_list.clear()
+        self.element_list.blockSignals(False)
         for element in elements:
             item = QListWidgetItem(f"{element.name}  ·  {element.type}\n{element.id} · {len(element.facts)} facts")
             item.setData(Qt.ItemDataRole.UserRole, element.id)
@@ -225,7 +234,9 @@ class ElementsView(QWidget):
     def _on_element_picked(self, item: QListWidgetItem | None) -> None:
         if item is None:
             return
-        element = next(e for e in self.elements if e.id == item.data(Qt.ItemDataRole.UserRole))
+        element = next((e for e in self.elements if e.id == item.data(Qt.ItemDataRole.UserRole)), None)
+        if element is None:
+            return
         self.element = element
         self.boundaries = fact_boundaries(element)
         if self.boundaries:
@@ -261,12 +272,12 @@ class ElementsView(QWidget):
         boundaries = self.boundaries
         self.window_.worker.run(
             lambda: load_as_of(memory, element.id, at_ms, boundaries),
-            on_done=self._show_state,
+            on_done=lambda state: self._show_state(memory, state),
             description=f"expand element {element.id}",
         )
 
-    def _show_state(self, state: AsOfState) -> None:
-        if self.element is None or state.view.id != self.element.id:
+    def _show_state(self, memory: Any, state: AsOfState) -> None:
+        if memory is not self.memory or self.element is None or state.view.id != self.element.id:
             return
         self.as_of = state
         sources = ", ".join(link("event", event) for fact in state.view.facts for event in fact.source_event_ids)

@@ -214,7 +214,11 @@ class TimelineView(QWidget):
             self._show(TimelineData([], {}, 0.0))
             return
         thread = self.window_.thread_id
-        self.window_.worker.run(lambda: load_timeline(memory, thread), on_done=self._show, description="load blocks")
+        self.window_.worker.run(
+            lambda: load_timeline(memory, thread),
+            on_done=lambda data: self._show(data) if memory is self.memory else None,
+            description="load blocks",
+        )
 
     def _show(self, data: TimelineData) -> None:
         self.data = data

@@ -77,3 +77,20 @@ def test_demo_is_built_into_the_cache_once_and_opened(make_window, tmp_path: Pat
     assert window.wait_idle(120_000)
     assert window.memory.namespace == "demo:nimbus"
     assert demo.stat().st_mtime_ns == built  # cached: not rebuilt
+
+
+def test_switching_memories_shows_only_the_new_one(make_window, tmp_path: Path, reference_db_copy: Path,
+                                                   monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shown: list[str] = []
+    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
+    window = make_window()
+    open_from_arguments(window, parse_arguments(["--demo", "--read-only"]))
+    assert window.wait_idle(120_000)
+    window.elements.select_element(window.elements.elements[1].id)
+    window.open_location(str(reference_db_copy), read_only=True)
+    assert window.wait_idle()
+    assert shown == []
+    assert window.elements.element.id == "elem_2"
+    assert [bar[0] for bar in window.timeline.plot.bars] == ["blk_25", "blk_50", "blk_82"]
+    assert window.events.model.total == 12
