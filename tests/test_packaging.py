@@ -10,10 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PyInstaller.archive.readers import CArchiveReader
 from PySide6.QtGui import QImage
 
 import stratagate
@@ -70,6 +72,29 @@ def test_bundle_has_the_offscreen_and_xcb_platforms_the_font_and_the_icon(bundle
     assert (platforms / "libqxcb.so").is_file()
     assert (internal / "stratagate_resources" / "fonts" / "DejaVuSans.ttf").is_file()
     assert (internal / "stratagate_resources" / "icons" / "stratagate-inspector-256.png").is_file()
+
+
+def project_modules() -> set[str]:
+    """Every module of the three project packages, named as imported (core/x.py is stratagate.x)."""
+    package_dirs = tomllib.loads((PROJECT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    modules = set()
+    for package, folder in package_dirs.items():
+        for source in (PROJECT / folder).rglob("*.py"):
+            parts = source.relative_to(PROJECT / folder).with_suffix("").parts
+            modules.add(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return modules
+
+
+@pytest.mark.slow
+def test_bundle_holds_every_project_module_and_the_lazily_loaded_sql_dialects(bundle: Path):
+    bundled = set(CArchiveReader(str(bundle / APP_NAME)).open_embedded_archive("PYZ.pyz").toc)
+    wanted = project_modules() | {
+        "sqlalchemy.dialects.sqlite.pysqlite",
+        "sqlalchemy.dialects.postgresql.psycopg",
+        "psycopg",
+    }
+    assert wanted - bundled == set()
+    assert list((bundle / "_internal" / "psycopg_binary").glob("_psycopg*.so"))
 
 
 @pytest.mark.slow
