@@ -141,17 +141,33 @@ def _parse_bound(value: str | None, missing: float) -> float:
 
 
 def _fused(rankings: list[tuple[str, list[str]]], limit: int, explain: bool,
-           explained_bm25: dict[str, ExplainedHit]) -> tuple[list[tuple[str, float, HitExplanation | None]], list[str]]:
+           explain_bm25: Callable[[list[str]], dict[str, ExplainedHit]],
+           ) -> tuple[list[tuple[str, float, HitExplanation | None]], list[str]]:
     """RRF over the rankings: the kept (id, score, explanation) and the ids cut by the limit."""
     fused = fuse([ids for _name, ids in rankings])
-    kept = []
-    for hit in fused[:limit]:
+    kept = fused[:limit]
+    bm25 = explain_bm25([hit.id for hit in kept]) if explain else {}
+    rows = []
+    for hit in kept:
         explanation = None
         if explain:
             explanation = HitExplanation({name: rank for (name, _ids), rank in zip(rankings, hit.ranks, strict=True)},
-                                         explained_bm25.get(hit.id))
-        kept.append((hit.id, hit.score, explanation))
-    return kept, [hit.id for hit in fused[limit:]]
+                                         bm25.get(hit.id))
+        rows.append((hit.id, hit.score, explanation))
+    return rows, [hit.id for hit in fused[limit:]]
+
+
+def _no_explainer(_ids: list[str]) -> dict[str, ExplainedHit]:
+    return {}
+
+
+def _bm25_explainer(index: InvertedIndex, query: str, has_tokens: bool) -> Callable[[list[str]], dict[str, ExplainedHit]]:
+    """Per-hit BM25 details (statistics of the whole index) for the given ids."""
+    def explain(ids: list[str]) -> dict[str, ExplainedHit]:
+        if not has_tokens or not ids:
+            return {}
+        return {hit.key: hit for hit in index.rank(query, restrict_to=ids, explain=True)}  # type: ignore[union-attr]
+    return explain
 
 
 class Retrieval:
@@ -265,6 +281,29 @@ class Retrieval:
         happened_from = _optional_text(happened_from, "happened_from")
         happened_to = _optional_text(happened_to, "happened_to")
         memory = self._memory
+        tokens = search_tokens(query)
+        if tokens and not (wanted or type_wanted or happened_from or happened_to) and not explain:
+            hits = self._text_only_events(query, size)
+        else:
+            hits = self._search_events(query, tokens, size, temporal_intent, wanted, type_wanted, happened_from,
+                                       happened_to, explain)
+        if record and hits:
+            self._record_retrieval("events", [hit.event.id for hit in hits])
+            hits[:] = [EventHit(memory.get_event(hit.event.id), hit.score, hit.explanation) for hit in hits]
+        return hits
+
+    def _text_only_events(self, query: str, size: int) -> SearchHits:
+        """A query with tokens and no filter fuses a single ranking (BM25): only its top `size` are needed, so
+        the cost is the query's postings, not a pass over every event."""
+        events = self._memory._section("events")
+        ranked = self._event_index().rank(query, limit=size)
+        kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
+        return SearchHits(EventHit(events[item], score) for item, score, _explanation in kept)
+
+    def _search_events(self, query: str, tokens: list[str], size: int, temporal_intent: Any, wanted: list[str],
+                       type_wanted: str, happened_from: str | None, happened_to: str | None,
+                       explain: bool) -> SearchHits:
+        memory = self._memory
         all_events = memory.list_events()
         candidates = [event for event in all_events if event.status in EVENT_CANDIDATE_STATUSES]
         by_id = {event.id: event for event in candidates}
@@ -304,22 +343,15 @@ class Retrieval:
                 return math.isfinite(start) and math.isfinite(end) and start <= high and end >= low
             filters.append(("happened", [e.id for e in candidates if in_range(e)]))
 
-        tokens = search_tokens(query)
         mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
                                                       all_ids=ids, filters=filters)
-        explained = {}
-        if explain and tokens:
-            explained = {hit.key: hit for hit in index.rank(query, restrict_to=intersection, limit=size * 4, explain=True)}  # type: ignore[union-attr]
-        kept, cut = _fused(rankings, size, explain, explained)
+        kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
         hits = SearchHits(EventHit(by_id[item], score, explanation) for item, score, explanation in kept)
         if explain:
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
                                              excluded_status=[e for e in all_events if e.status not in EVENT_CANDIDATE_STATUSES],
                                              matches_query=lambda e: bool(set(tokens) & set(search_tokens(
                                                  " ".join(text for _n, text, _w in event_search_fields(e.to_record()))))))
-        if record and hits:
-            self._record_retrieval("events", [hit.event.id for hit in hits])
-            hits[:] = [EventHit(memory.get_event(hit.event.id), hit.score, hit.explanation) for hit in hits]
         return hits
 
     @staticmethod
@@ -378,10 +410,7 @@ class Retrieval:
         tokens = search_tokens(query)
         mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
                                                       all_ids=ids, filters=filters)
-        explained = {}
-        if explain and tokens:
-            explained = {hit.key: hit for hit in index.rank(query, restrict_to=intersection, limit=size * 4, explain=True)}  # type: ignore[union-attr]
-        kept, cut = _fused(rankings, size, explain, explained)
+        kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
         hits = SearchHits(ElementHit(pairs[item][0], pairs[item][1], score, explanation) for item, score, explanation in kept)
         if explain:
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
