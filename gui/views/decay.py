@@ -134,6 +134,10 @@ def load_curves(memory: Any, items: list[tuple[str, str]], horizon: int, event_b
     return now, curves
 
 
+def _short(label: str, limit: int = 48) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
 class DecayView(QWidget):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -147,7 +151,8 @@ class DecayView(QWidget):
         self.plot.setLabel("bottom", "turn")
         self.plot.setLabel("left", "weight")
         self.plot.setYRange(-0.05, 1.1, padding=0)
-        self.legend = self.plot.addLegend(offset=(-10, 10))
+        # A translucent legend at the top right, where projected curves have usually decayed away.
+        self.legend = self.plot.addLegend(offset=(-10, 30), brush=(127, 127, 127, 60))
         self.item_list = QListWidget()
         self.item_list.itemChanged.connect(lambda _item: self._draw())
         self.event_lambda = QDoubleSpinBox(decimals=3, minimum=0.0, maximum=2.0, singleStep=0.01, value=BASE_LAMBDA)
@@ -238,7 +243,7 @@ class DecayView(QWidget):
             if item is not None and item.checkState() != Qt.CheckState.Checked:
                 continue
             colour = CURVE_COLOURS[index % len(CURVE_COLOURS)]
-            self.plot.plot(*curve.past, pen=pg.mkPen(colour, width=2), name=curve.label)
+            self.plot.plot(*curve.past, pen=pg.mkPen(colour, width=2), name=_short(curve.label))
             self.plot.plot(*curve.projected, pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine))
             if curve.levels is not None:
                 self.plot.plot(*curve.levels, pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine),
