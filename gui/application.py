@@ -65,6 +65,7 @@ def ensure_demo_database() -> Path:
 
 def build_main_window(settings: QSettings | None = None) -> MainWindow:
     """The main window with the four core views mounted and their jump links wired together."""
+    from stratagate_gui.curation.mount import mount as mount_curation
     from stratagate_gui.main_window import MainWindow
     from stratagate_gui.views.decay import DecayView
     from stratagate_gui.views.elements import ElementsView
@@ -84,6 +85,7 @@ def build_main_window(settings: QSettings | None = None) -> MainWindow:
     window.add_view("Events", window.events)
     window.add_view("Elements", window.elements)
     window.add_view("Decay", window.decay)
+    window.curation = mount_curation(window)
     demo_action = QAction("Open &demo memory", window)
     demo_action.triggered.connect(lambda _checked=False: open_demo(window))
     window.file_menu.insertAction(window.recent_menu.menuAction(), demo_action)
