@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from stratagate.strata.archive import PREVIEW_CHARS, read_blob
+from stratagate.strata.archive import PREVIEW_CHARS, quote, read_blob
 from stratagate.strata.errors import CorruptBlobError, StrataError
 from stratagate.strata.fsutil import atomic_write_bytes
 from stratagate.strata.shadow import ShadowEntry, ShadowIndex
@@ -46,8 +46,10 @@ def write_journal(journal: Path, batch: list[StagedBlob]) -> None:
     with open(journal, "wb") as handle:
         handle.write(_MAGIC)
         for staged in batch:
-            header = {"id": staged.id, "path": staged.path, "length": len(staged.blob)}
-            handle.write(json.dumps(header).encode() + b"\n" + staged.blob + b"\n")
+            header = (
+                f'{{"id": {quote(staged.id)}, "path": {quote(staged.path)}, "length": {len(staged.blob)}}}'
+            )
+            handle.write(header.encode() + b"\n" + staged.blob + b"\n")
         handle.write(_END)
         handle.flush()
         os.fsync(handle.fileno())

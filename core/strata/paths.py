@@ -17,6 +17,13 @@ def canonical_relative_path(raw: str) -> str:
     """`./p//a.md`, `p\\a.md` → `p/a.md`; absolute paths and `..` segments are refused."""
     if not raw or "\x00" in raw:
         raise UnsafePathError(repr(raw), "empty path or NUL character")
+    segments = raw.split("/")
+    if (
+        "\\" not in raw
+        and ":" not in raw[1:2]
+        and all(segment not in ("", ".", "..") for segment in segments)
+    ):
+        return raw  # already canonical (the common case: sidecar keys, walked paths)
     text = raw.replace("\\", "/")
     if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
         raise UnsafePathError(raw, "absolute paths are not allowed; give a path relative to the tier")

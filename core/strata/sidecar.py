@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from stratagate.strata.archive import quote
 from stratagate.strata.errors import CorruptSidecarError, UnsafePathError
 from stratagate.strata.fsutil import atomic_write_text
 from stratagate.strata.paths import canonical_relative_path
@@ -66,8 +67,8 @@ def encode_records(records: dict[str, AccessRecord]) -> str:
     if not records:
         return "{}"
     entries = (
-        f'  {json.dumps(path)}: {{\n    "access_count": {record.access_count},\n'
-        f'    "last_accessed": {json.dumps(record.last_accessed)}\n  }}'
+        f'  {quote(path)}: {{\n    "access_count": {record.access_count},\n'
+        f'    "last_accessed": {float.__repr__(record.last_accessed)}\n  }}'
         for path, record in records.items()
     )
     return "{\n" + ",\n".join(entries) + "\n}"
@@ -92,12 +93,12 @@ class AccessSidecar:
         return self.records.get(path)
 
     def start_tracking(self, path: str, now: float) -> None:
-        self.records[path] = AccessRecord(0, now)
+        self.records[path] = AccessRecord(0, float(now))
         self._dirty = True
 
     def record_access(self, path: str, now: float) -> AccessRecord:
         record = self.records.get(path) or AccessRecord(0, 0.0)
-        record = AccessRecord(record.access_count + 1, now)
+        record = AccessRecord(record.access_count + 1, float(now))
         self.records[path] = record
         self._dirty = True
         return record
