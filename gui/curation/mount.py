@@ -7,13 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtGui import QKeySequence
+
 from stratagate import journal
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.curation.journal_view import JournalView
 from stratagate_gui.curation.view import CurationView
 from stratagate_gui.forensics.receipts import ReceiptsBrowser
 from stratagate_gui.forensics.workbench import QueryWorkbench
-from stratagate_gui.shortcuts import help_action
+from stratagate_gui.shortcuts import REDO, UNDO, help_action
 
 
 @dataclass
@@ -40,6 +42,10 @@ def mount(window: Any) -> CurationViews:
     window.add_view("Query workbench", views.workbench)
     window.add_view("Receipts", views.receipts)
     window.menuBar().addMenu("&Help").addAction(help_action(window))
+    # Edit ▸ Undo/Redo get exactly the keys the shortcuts dialog lists (a StandardKey set with setShortcut
+    # keeps only its first binding, which for Redo is Ctrl+Y).
+    window.undo_action.setShortcuts([QKeySequence(keys) for keys in UNDO.keys])
+    window.redo_action.setShortcuts([QKeySequence(keys) for keys in REDO.keys])
 
     def follow(memory: Any) -> None:
         views.curation.set_memory(memory)

@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QKeySequence
 
 from stratagate import journal
@@ -42,7 +42,7 @@ def _tabs(window: MainWindow) -> list[str]:
     return [window.tabs.tabText(index) for index in range(window.tabs.count())]
 
 
-def test_views_follow_the_open_memory_and_undo_spans_entities(window, reference_db_copy: Path):
+def test_views_follow_the_open_memory_and_undo_spans_entities(window, qtbot, reference_db_copy: Path):
     assert _tabs(window)[-4:] == ["Curation", "Journal", "Query workbench", "Receipts"]
     _open(window, reference_db_copy)
     views = window.views
@@ -53,14 +53,18 @@ def test_views_follow_the_open_memory_and_undo_spans_entities(window, reference_
     window.wait_idle()
     assert window.undo_stack.count() == 2
     assert window.undo_action.text().endswith("Forget 2 events")
-    window.undo_action.trigger()
-    window.undo_action.trigger()
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     window.wait_idle()
+    assert window.undo_stack.index() == 0
     memory = window.memory
     events = window.worker.call(lambda: memory.get_events(["evt_51", "evt_85", "evt_86"]))
     assert [(event.weight.pinned, event.status) for event in events] == [(False, "active")] * 3
-    window.redo_action.trigger()
+    qtbot.keyClick(
+        window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     window.wait_idle()
+    assert window.undo_stack.index() == 1
     assert window.worker.call(lambda: memory.get_event("evt_51").weight.pinned)
     window.wait_idle()
     assert views.journal.model.rowCount() == 7
