@@ -35,6 +35,7 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
+    func,
     insert,
     inspect,
     select,
@@ -63,6 +64,7 @@ journal_table = Table(
     Column("after_json", Text, nullable=False),
     Column("prev_hash", Text, nullable=False),
     Column("hash", Text, nullable=False),
+    sqlite_strict=True,
 )
 
 heads_table = Table(
@@ -71,6 +73,7 @@ heads_table = Table(
     Column("namespace", Text, primary_key=True),
     Column("seq", Integer, nullable=False),
     Column("hash", Text, nullable=False),
+    sqlite_strict=True,
 )
 
 
@@ -250,7 +253,7 @@ def count_entries(bind: Engine | Connection) -> int:
     with _connected(bind) as connection:
         if not inspect(connection).has_table(JOURNAL_TABLE):
             return 0
-        return len(connection.execute(select(journal_table.c.seq)).all())
+        return connection.execute(select(func.count()).select_from(journal_table)).scalar_one()
 
 
 def verify(bind: Engine | Connection, namespace: str | None = None) -> VerifyResult:

@@ -163,6 +163,13 @@ def test_deleting_the_newest_entry_is_caught_by_the_chain_head(journaled_db: Pat
     assert "deleted" in result.reason
 
 
+def test_deleting_every_entry_is_caught_by_the_chain_head(journaled_db: Path):
+    _raw(journaled_db, "DELETE FROM stratagate_curation_journal")
+    result = _verify(journaled_db)
+    assert (result.ok, result.bad_seq) == (False, 1)
+    assert "deleted" in result.reason
+
+
 def test_swapped_entries_are_reported_as_reordered(journaled_db: Path):
     _raw(journaled_db, "UPDATE stratagate_curation_journal SET seq = -1 WHERE seq = 2")
     _raw(journaled_db, "UPDATE stratagate_curation_journal SET seq = 2 WHERE seq = 4")
@@ -254,3 +261,38 @@ def test_cli_export_writes_json_lines_in_chain_order(journaled_db: Path, tmp_pat
     # The exported lines carry everything needed to re-check the chain outside the database.
     for line in lines:
         assert journal.entry_hash(line, line["prev_hash"]) == line["hash"]
+
+
+@pytest.mark.postgres
+def test_curation_through_the_engine_journals_on_postgresql(postgres_server, reference_db_copy: Path):
+    """The storage backend appends the journal in the mutation's transaction on PostgreSQL too, and a
+    stale writer's entry is never written."""
+    from stratagate.errors import StorageConflictError
+    from stratagate.memory import open as open_memory
+    from stratagate.storage.sql import open_backend
+    from tests.postgres_server import fresh_database
+
+    url = fresh_database(postgres_server, "journal")
+    source = open_memory(reference_db_copy, NAMESPACE, read_only=True)
+    with open_backend(url) as backend:
+        backend.import_namespace(NAMESPACE, source.export_snapshot())
+    source.close()
+    first, second = open_memory(url, NAMESPACE), open_memory(url, NAMESPACE)
+    try:
+        first.get_event("evt_51")
+        second.pin_event("evt_51", journal_entry=_entries(1)[0])
+        with pytest.raises(StorageConflictError):
+            first.forget_event("evt_51", journal_entry=_entries(2)[1])
+        second.forget_event("evt_55", journal_entry=_entries(2)[1])
+        records = journal.read_entries(second.backend.engine, NAMESPACE)
+        assert [(record.seq, record.action) for record in records] == [(1, "pin"), (2, "forget")]
+        assert journal.verify(second.backend.engine).ok
+        with second.backend.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "UPDATE stratagate_curation_journal SET actor = 'mallory' WHERE seq = 1"
+            )
+        result = journal.verify(second.backend.engine)
+        assert (result.ok, result.bad_seq) == (False, 1)
+    finally:
+        first.close()
+        second.close()
