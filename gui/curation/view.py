@@ -201,6 +201,7 @@ class SupersedeDialog(QDialog):
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         buttons.accepted.connect(self._accept_if_complete)
         buttons.rejected.connect(self.reject)
         self.problem = QLabel(self)

@@ -1,0 +1,86 @@
+"""The preview, conflict and supersede dialogs show what an action changes and return the user's choice."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtWidgets import QDialog
+
+from stratagate.errors import StorageConflictError
+from stratagate.model import EventWeight
+from stratagate_gui.curation.actions import Action, EventState, Step
+from stratagate_gui.curation.dialogs import ConflictChoice, ConflictDialog, PreviewDialog
+from stratagate_gui.curation.view import SupersedeDialog
+
+ACTIVE = EventState("active", False, None, None, EventWeight(mention_count=1, last_adopted_turn=30))
+
+
+def _cells(table) -> list[list[str]]:
+    return [
+        [table.item(row, column).text() for column in range(table.columnCount())]
+        for row in range(table.rowCount())
+    ]
+
+
+def test_preview_lists_each_event_before_and_after(qtbot):
+    steps = [
+        Step(Action.FORGET, "evt_1", "Kickoff", ACTIVE, replace(ACTIVE, status="forgotten")),
+        Step(
+            Action.FORGET,
+            "evt_2",
+            "Demo",
+            replace(ACTIVE, pinned=True),
+            replace(ACTIVE, pinned=True, status="forgotten"),
+        ),
+    ]
+    dialog = PreviewDialog("Forget 2 events", steps, 40, None)
+    qtbot.addWidget(dialog)
+    assert _cells(dialog.table) == [
+        ["evt_1", "Kickoff", "active → forgotten", "False", "0.223 → 0.000", "—"],
+        ["evt_2", "Demo", "active → forgotten", "True", "1.000 → 0.000", "—"],
+    ]
+    assert dialog.apply_button.text() == "Forget 2 events"
+    dialog.apply_button.click()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+
+
+def test_conflict_dialog_shows_what_the_other_writer_changed_and_returns_the_choice(qtbot):
+    error = StorageConflictError("project:atlas", 103, 104)
+    expected = [("evt_1", ACTIVE), ("evt_2", ACTIVE)]
+    current = {"evt_1": replace(ACTIVE, pinned=True), "evt_2": ACTIVE}
+    dialog = ConflictDialog("Forget 2 events", error, expected, current, None)
+    qtbot.addWidget(dialog)
+    assert _cells(dialog.table) == [
+        ["evt_1", "active", "active, pinned", "changed"],
+        ["evt_2", "active", "active", "unchanged"],
+    ]
+    dialog.retry_button.click()
+    assert dialog.choice is ConflictChoice.RETRY
+    other = ConflictDialog("Forget 2 events", error, expected, current, None)
+    qtbot.addWidget(other)
+    other.reload_button.click()
+    assert other.choice is ConflictChoice.RELOAD
+
+
+def test_supersede_dialog_needs_a_replacement_or_a_complete_card(qtbot):
+    dialog = SupersedeDialog(["evt_51"], None)
+    qtbot.addWidget(dialog)
+    dialog.ok_button.click()
+    assert dialog.problem.text() == "Enter the id of the replacing event."
+    dialog.existing_id.setText(" evt_87 ")
+    dialog.ok_button.click()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert dialog.replacement_id() == "evt_87" and dialog.card() is None
+
+    card_dialog = SupersedeDialog(["evt_51", "evt_55"], None)
+    qtbot.addWidget(card_dialog)
+    card_dialog.by_card.setChecked(True)
+    card_dialog.title.setText("Kickoff (corrected)")
+    card_dialog.ok_button.click()
+    assert card_dialog.problem.text() == "A corrected card needs a title and a summary."
+    card_dialog.summary.setText("It was on Tuesday.")
+    card_dialog.criticality.setCurrentText("identity")
+    card_dialog.ok_button.click()
+    card = card_dialog.card()
+    assert card["id"].startswith("evt_") and card["criticality"] == "identity"
+    assert (card["title"], card["summary"]) == ("Kickoff (corrected)", "It was on Tuesday.")
