@@ -52,7 +52,7 @@ def daemon_process(store: StrataStore):
         process.wait()
 
 
-def test_daemon_runs_cycles_reloads_on_sighup_and_stops_gracefully_on_sigterm(
+def test_b14_daemon_reloads_on_sighup_instead_of_dying_and_stops_gracefully_on_sigterm(
     store: StrataStore, daemon_process
 ):
     status = daemon_status(store)
@@ -79,7 +79,7 @@ def test_daemon_runs_cycles_reloads_on_sighup_and_stops_gracefully_on_sigterm(
     assert not store.pid_file.exists()
 
 
-def test_live_cycles_append_cost_lines_and_log_what_they_moved(store: StrataStore, write_file):
+def test_b13_dry_run_log_names_the_files_and_promotions_are_logged(store: StrataStore, write_file):
     write_file(store.active_root, "notes/a.md", "a")
     daemon = StrataDaemon(store, interval=3600)
     daemon.run_once(dry_run=True)
@@ -93,7 +93,7 @@ def test_live_cycles_append_cost_lines_and_log_what_they_moved(store: StrataStor
     assert line.startswith("CYCLE:2:1:1:")
 
 
-def test_stale_pid_file_of_a_dead_process_is_not_running(store: StrataStore):
+def test_b14_stale_pid_file_of_a_dead_process_is_not_running(store: StrataStore):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     store.pid_file.write_text(str(dead.pid))
@@ -107,7 +107,7 @@ def test_stop_without_daemon_says_so(store: StrataStore):
     assert stop_daemon(store) == (False, "No daemon is running.")
 
 
-def test_daemon_with_running_pid_file_refuses_to_start(store: StrataStore, daemon_process):
+def test_b14_second_daemon_process_refuses_to_start(store: StrataStore, daemon_process):
     second = subprocess.run(
         [sys.executable, "-m", "stratagate.cli.main", "strata", "--data-dir", str(store.base_dir), "serve"],
         capture_output=True,
