@@ -324,9 +324,9 @@ def serve(context: click.Context, interval: float, live: bool) -> None:
 @click.pass_context
 def stop(context: click.Context, timeout: float) -> None:
     """Stop the running daemon (waits for its current cycle)."""
-    stopped, message = stop_daemon(_store(context), timeout)
-    click.echo(message)
-    if not stopped and "still" in message:
+    outcome = stop_daemon(_store(context), timeout)
+    click.echo(outcome.message)
+    if outcome.still_running:
         sys.exit(EXIT_PARTIAL)
 
 

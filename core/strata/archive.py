@@ -34,7 +34,8 @@ def utc_now_iso() -> str:
 
 
 def infer_tags(relative_path: str) -> list[str]:
-    """The reference's eviction tags: first path segment, plus the file stem title-cased (B-free)."""
+    """The reference's eviction tags: first path segment, plus the file stem title-cased
+    (`projects/kynd-dashboard/requirements.md` → `["projects", "Requirements"]`)."""
     parts = relative_path.replace("\\", "/").split("/")
     tags = [parts[0]]
     if "." in parts[-1]:

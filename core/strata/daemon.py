@@ -84,22 +84,29 @@ def daemon_status(store: StrataStore, log_lines: int = 20) -> DaemonStatus:
     return DaemonStatus(running, pid, cycles, lines[-log_lines:] if log_lines else [])
 
 
-def stop_daemon(store: StrataStore, timeout: float = 30.0) -> tuple[bool, str]:
+@dataclass(frozen=True)
+class StopOutcome:
+    stopped: bool
+    still_running: bool
+    message: str
+
+
+def stop_daemon(store: StrataStore, timeout: float = 30.0) -> StopOutcome:
     """SIGTERM the daemon and wait for it to release the pid file; never claims success early."""
     status = daemon_status(store, log_lines=0)
     if not status.running or status.pid is None:
-        return False, "No daemon is running."
+        return StopOutcome(False, False, "No daemon is running.")
     try:
         os.kill(status.pid, signal.SIGTERM)
     except ProcessLookupError:
         store.pid_file.unlink(missing_ok=True)
-        return False, f"Daemon (pid={status.pid}) had already exited."
+        return StopOutcome(False, False, f"Daemon (pid={status.pid}) had already exited.")
     except PermissionError as error:
         raise StrataError(f"{store.pid_file}: cannot signal pid {status.pid}: {error}") from error
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not daemon_status(store, log_lines=0).running:
-            return True, f"Daemon (pid={status.pid}) stopped."
+            return StopOutcome(True, False, f"Daemon (pid={status.pid}) stopped.")
         time.sleep(0.1)
     return (
         False,

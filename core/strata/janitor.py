@@ -5,10 +5,10 @@ Every operation is split into `plan_*` (what would happen: the dry run, also sho
 `conflict` or `error`, naming the file; the other files still move. Differences from the reference:
 
 * nothing is ever overwritten (B-8): a destination that exists gives `conflict` and the file stays put;
-* files move by hard link + unlink (no copy), the sidecar is written once per run and shadow rows are
-  inserted in one transaction (P-1, P-2);
-* a cooled file is deleted only after its blob is on disk and its shadow row committed; a blob is deleted
-  after rehydration (B-4) — the restored file holds the content;
+* files move by an atomic no-replace rename (no copy), the sidecar is written once per run and shadow rows
+  are inserted in one transaction (P-1, P-2);
+* eviction is crash-safe (see `evict_journal`); a blob is deleted after rehydration (B-4) — the restored
+  file holds the content;
 * paths come from the walk or through `canonical_relative_path`/`inside_tier` (B-9); symlinks never move;
 * `active/index.md` is generated and never migrated (B-7).
 """

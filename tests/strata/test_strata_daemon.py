@@ -71,8 +71,8 @@ def test_b14_daemon_reloads_on_sighup_instead_of_dying_and_stops_gracefully_on_s
     wait_for(lambda: "Reload failed, keeping the previous configuration" in log_text(store))
     assert daemon_process.poll() is None
 
-    stopped, message = stop_daemon(store, timeout=20)
-    assert stopped, message
+    outcome = stop_daemon(store, timeout=20)
+    assert outcome.stopped and not outcome.still_running, outcome.message
     assert daemon_process.wait(timeout=20) == 0
     assert "Received SIGTERM, shutting down gracefully" in log_text(store)
     assert log_text(store).rstrip().endswith("Daemon stopped")
@@ -104,7 +104,12 @@ def test_b14_stale_pid_file_of_a_dead_process_is_not_running(store: StrataStore)
 
 
 def test_stop_without_daemon_says_so(store: StrataStore):
-    assert stop_daemon(store) == (False, "No daemon is running.")
+    outcome = stop_daemon(store)
+    assert (outcome.stopped, outcome.still_running, outcome.message) == (
+        False,
+        False,
+        "No daemon is running.",
+    )
 
 
 def test_b14_second_daemon_process_refuses_to_start(store: StrataStore, daemon_process):
