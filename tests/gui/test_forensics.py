@@ -109,6 +109,25 @@ def test_soft_filters_name_the_filters_a_hit_matched(qtbot, workbench):
     ]
 
 
+def test_happened_window_and_temporal_intent_filters(qtbot, workbench):
+    workbench.query.setText("Atlas demo")
+    workbench.happened_from.setText("2026-03-15")
+    workbench.happened_to.setText("2026-03-31")
+    workbench.temporal_intent.setCurrentText("latest")
+    result = _run(qtbot, workbench)
+    assert result.spec.options == {
+        "temporal_intent": "latest",
+        "happened_from": "2026-03-15",
+        "happened_to": "2026-03-31",
+    }
+    assert result.mode == "hard filters"
+    ranks = {hit.id: hit.ranks for hit in result.hits}
+    assert set(ranks) == {"evt_54", "evt_84"}
+    assert ranks["evt_84"]["structured"] == 0  # "latest": March 27 before March 20
+    assert all(hit.matched_filters == ["happened"] for hit in result.hits)
+    assert dict(result.excluded)["evt_85"] == "filter mismatch: happened"
+
+
 def test_element_and_raw_memory_searches(qtbot, workbench):
     workbench.kind.setCurrentIndex(1)
     workbench.query.setText("Bob")
