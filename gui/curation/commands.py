@@ -31,10 +31,6 @@ class CurationCommand(QUndoCommand):
         """The next redo()/undo() only moves the stack's index: the work already happened (first run, or
         an index put back after a failure)."""
 
-    @property
-    def event_ids(self) -> list[str]:
-        return [step.event_id for step in self.steps]
-
     def redo(self) -> None:
         self._run(undo=False)
 

@@ -1,8 +1,8 @@
 """The facade calls behind curation steps. Runs on the database worker thread only.
 
 Every change goes through the `StrataGate` facade with a journal entry, so the mutation and its journal entry
-commit in one transaction. A step moves one event from one `EventState` to another; applying a step moves it
-from `before` to `after`, undoing moves it back, with the same function.
+commit in one transaction. Applying a step and undoing it are the same move: from the state stored now to the
+step's goal (`actions.goal_state`), with the fewest facade calls.
 """
 
 from __future__ import annotations
