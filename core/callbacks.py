@@ -39,11 +39,15 @@ class ExtractionRequest:
     target: Block
     next: Block | None
     timeline_source: Callable[[], list[TimelineEntry]] = field(repr=False, default=list)
+    _timeline: list[TimelineEntry] | None = field(default=None, init=False, repr=False)
 
     @property
     def timeline(self) -> list[TimelineEntry]:
-        """Built on first use: most extractors never look at it, and it grows with the memory."""
-        return self.timeline_source()
+        """Every event as (id, title, temporal), built on first use: most extractors never look at it, and it
+        grows with the memory. Treat the entries as read-only."""
+        if self._timeline is None:
+            self._timeline = self.timeline_source()
+        return self._timeline
 
 
 @dataclass

@@ -590,7 +590,8 @@ class StrataGate:
         return None
 
     def _timeline(self) -> list[TimelineEntry]:
-        return [TimelineEntry(event.id, event.title, copy.deepcopy(event.temporal)) for event in self.list_events()]
+        # Temporal objects are shared, not copied: the engine never edits a stored object in place.
+        return [TimelineEntry(event.id, event.title, event.temporal) for event in self.list_events()]
 
     def _extract_step(self, *, include_skipped: bool = False, block_id: str | None = None) -> list[Event]:
         statuses: tuple[str | None, ...] = (None, "failed", "skipped") if include_skipped else (None, "failed")

@@ -288,14 +288,23 @@ class ElementFact:
             valid_to=record.get("validTo") or None, confidence=record.get("confidence"),
         )
 
+    _record: Record | None = field(default=None, init=False, repr=False, compare=False)
+
     def to_record(self) -> Record:
-        record: Record = {"id": self.id, "key": self.key, "mode": self.mode,
-                          "value": list(self.value) if isinstance(self.value, list) else self.value}
-        _optional(record, "validFrom", self.valid_from)
-        _optional(record, "validTo", self.valid_to)
+        # The engine never edits a fact in place (it replaces it), so its record is built once; an element with
+        # a long history re-serializes cheaply.
+        if self._record is None:
+            record: Record = {"id": self.id, "key": self.key, "mode": self.mode, "value": self.value}
+            _optional(record, "validFrom", self.valid_from)
+            _optional(record, "validTo", self.valid_to)
+            record["sourceEventIds"] = self.source_event_ids
+            _optional(record, "confidence", self.confidence)
+            record.update({"status": self.status, "createdAt": self.created_at, "updatedAt": self.updated_at})
+            self._record = record
+        record = dict(self._record)
         record["sourceEventIds"] = list(self.source_event_ids)
-        _optional(record, "confidence", self.confidence)
-        record.update({"status": self.status, "createdAt": self.created_at, "updatedAt": self.updated_at})
+        if isinstance(self.value, list):
+            record["value"] = list(self.value)
         return record
 
 

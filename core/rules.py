@@ -65,6 +65,7 @@ _CHOICE = re.compile(
     r"([A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)(?:\s+(?:for|as)\s+(?:the\s+|our\s+)?([a-z][a-z ]{2,30}?))?(?=[.,;:!?]|\s+(?:instead|from|because|since|and|now|in|on|at|so|but)\b|$)"
 )
 TAG_LIMIT = 6
+RECENT_EVENTS = 200
 
 
 def _first_sentence(text: str, limit: int) -> str:
@@ -182,12 +183,13 @@ def _reply_to(messages: list[Message], index: int) -> Message | None:
 
 
 def _superseded(kind: str, text: str, request: ExtractionRequest, pending: list[dict[str, Any]]) -> list[str]:
-    """A change statement replaces the earlier event sharing the most words with it (at least two; the latest
-    wins a tie)."""
+    """A change statement replaces the recent earlier event sharing the most words with it (at least two; the
+    latest wins a tie). Only the last `RECENT_EVENTS` events are considered: changes refer to recent things."""
     if kind != "change":
         return []
     subject = set(_keywords([text], 12)) | {name.lower() for name in names_in(text)}
-    earlier = [(entry.id, entry.title) for entry in request.timeline] + [(e["id"], e["title"]) for e in pending]
+    recent = request.timeline[-RECENT_EVENTS:]
+    earlier = [(entry.id, entry.title) for entry in recent] + [(e["id"], e["title"]) for e in pending]
     best, best_overlap = None, 1
     for event_id, title in earlier:
         overlap = len(subject & (set(_keywords([title], 12)) | {name.lower() for name in names_in(title)}))
