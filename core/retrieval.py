@@ -386,6 +386,32 @@ class Retrieval:
         size = _limit(limit, 8, 12)
         name = _optional_text(name, "name")
         element_type = _optional_text(type, "type")
+        tokens = search_tokens(query)
+        if tokens and not (name and normalize_search_text(name)) and not element_type and not explain:
+            hits = self._text_only_facts(query, size)
+        else:
+            hits = self._search_elements(query, tokens, size, name, element_type, explain)
+        if record and hits:
+            self._record_retrieval("elements", list(dict.fromkeys(hit.element.id for hit in hits)))
+            fresh = self._memory._section("elements")
+            hits[:] = [ElementHit(fresh[hit.element.id], fresh[hit.element.id].fact(hit.fact.id) or hit.fact, hit.score,
+                                  hit.explanation) for hit in hits]
+        return hits
+
+    def _text_only_facts(self, query: str, size: int) -> SearchHits:
+        """Like `_text_only_events`: a single BM25 ranking, only its top `size` hits are built."""
+        index = self._fact_index()
+        elements = self._memory._section("elements")
+        ranked = index.rank(query, limit=size)
+        kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
+        hits = SearchHits()
+        for fact_id, score, _explanation in kept:
+            element = elements[self._fact_elements[fact_id]]
+            hits.append(ElementHit(element, element.fact(fact_id), score))  # type: ignore[arg-type]
+        return hits
+
+    def _search_elements(self, query: str, tokens: list[str], size: int, name: str | None, element_type: str | None,
+                         explain: bool) -> SearchHits:
         elements = self._memory.list_elements()
         pairs: dict[str, tuple[Element, ElementFact]] = {
             fact.id: (element, fact) for element in elements for fact in element.facts}
@@ -407,7 +433,6 @@ class Retrieval:
                                      if any(fuzzy_search_match(label, name) for label in (element.name, *element.aliases))]))
         if element_type:
             filters.append(("type", [fid for fid, (element, _fact) in pairs.items() if element.type == element_type]))
-        tokens = search_tokens(query)
         mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
                                                       all_ids=ids, filters=filters)
         kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
@@ -415,11 +440,6 @@ class Retrieval:
         if explain:
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
                                              excluded_status=[], matches_query=lambda _item: False)
-        if record and hits:
-            self._record_retrieval("elements", list(dict.fromkeys(hit.element.id for hit in hits)))
-            fresh = {element.id: element for element in self._memory.list_elements()}
-            hits[:] = [ElementHit(fresh[hit.element.id], fresh[hit.element.id].fact(hit.fact.id) or hit.fact, hit.score,
-                                  hit.explanation) for hit in hits]
         return hits
 
     def _record_retrieval(self, section: str, keys: list[str]) -> None:
