@@ -82,7 +82,13 @@ def move_current_row(view: QAbstractItemView, step: int) -> None:
         return
     current = view.currentIndex()
     row = 0 if not current.isValid() else min(max(current.row() + step, 0), model.rowCount() - 1)
-    index = model.index(row, max(current.column(), 0))
+    select_row(view, row, max(current.column(), 0))
+
+
+def select_row(view: QAbstractItemView, row: int, column: int = 0) -> None:
+    """Make `row` the current and only selected row. (`selectRow` would toggle or extend it instead when a
+    modifier key happens to be held.)"""
+    index = view.model().index(row, column)
     view.setCurrentIndex(index)
     view.selectionModel().select(
         index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows

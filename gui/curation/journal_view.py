@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate.journal import JournalRecord, VerifyResult
+from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
 
 JournalReader = Callable[[], list[JournalRecord]]
@@ -158,7 +159,7 @@ class JournalView(QWidget):
             self.status.setText(f"✘ {result.describe()}")
             row = self.model.row_of(result.bad_seq) if result.bad_seq is not None else None
             if row is not None:
-                self.table.selectRow(row)
+                select_row(self.table, row)
         self.verified.emit(result)
 
     def _set_enabled(self, enabled: bool) -> None:

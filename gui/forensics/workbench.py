@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from stratagate_gui import shortcuts
 from stratagate_gui.forensics.explain import HitRow, QuerySpec, WorkbenchResult, build_spec, run_query
+from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
 
 KIND_LABELS = {"events": "Events", "elements": "Elements (facts)", "raw": "Raw memory"}
@@ -230,7 +231,7 @@ class QueryWorkbench(QWidget):
         fill_table(self.contributions, ["Term", "Field", "Frequency × weight", "Score"], [])
         self.detail.setText("")
         if result.hits:
-            self.hits.selectRow(0)
+            select_row(self.hits, 0)
         self.finished.emit(result)
 
     def selected_hit(self) -> HitRow | None:

@@ -14,6 +14,7 @@ from stratagate.memory import open as open_memory
 from stratagate_gui import shortcuts
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.curation.view import CurationView
+from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
 from tests.conftest import REFERENCE_NAMESPACE
 
@@ -47,7 +48,7 @@ def _idle(qtbot, worker):
 
 def test_j_and_k_move_the_selected_row(qtbot, triage):
     view, *_ = triage
-    view.table.selectRow(0)
+    select_row(view.table, 0)
     qtbot.keyClick(view.table, Qt.Key.Key_J)
     assert view.selected_ids() == ["evt_52"]
     qtbot.keyClick(view.table, Qt.Key.Key_J)
@@ -62,7 +63,7 @@ def test_j_and_k_move_the_selected_row(qtbot, triage):
 
 def test_p_toggles_the_pin_and_f_toggles_forget(qtbot, triage):
     view, memory, worker, stack = triage
-    view.table.selectRow(0)  # evt_51
+    select_row(view.table, 0)  # evt_51
     qtbot.keyClick(view.table, Qt.Key.Key_P)
     _idle(qtbot, worker)
     assert worker.call(lambda: memory.get_event("evt_51").weight.pinned)
@@ -85,7 +86,7 @@ def test_p_toggles_the_pin_and_f_toggles_forget(qtbot, triage):
 
 def test_p_on_a_multi_selection_pins_them_all_in_one_command(qtbot, triage):
     view, memory, worker, stack = triage
-    view.table.selectRow(0)
+    select_row(view.table, 0)
     qtbot.keyClick(view.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClick(view.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
     ids = view.selected_ids()
@@ -127,7 +128,7 @@ def test_read_only_memory_disables_every_curation_control(qtbot, reference_db_co
     view.set_memory(memory)
     qtbot.waitUntil(lambda: view.model.rowCount() == 12)
     assert not any(button.isEnabled() for button in view.buttons.values())
-    view.table.selectRow(0)
+    select_row(view.table, 0)
     view.toggle_pin()
     _idle(qtbot, worker)
     assert stack.count() == 0

@@ -15,7 +15,7 @@ from stratagate_gui.application import create_application
 from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.mount import mount
 from stratagate_gui.main_window import MainWindow
-from stratagate_gui.shortcuts import ShortcutsDialog
+from stratagate_gui.shortcuts import ShortcutsDialog, select_row
 from tests.conftest import REFERENCE_NAMESPACE
 
 
@@ -87,7 +87,7 @@ def test_read_only_open_disables_curation_and_writes_nothing(window, reference_d
     _open(window, reference_db_copy, read_only=True)
     views = window.views
     assert not any(button.isEnabled() for button in views.curation.buttons.values())
-    views.curation.table.selectRow(0)
+    select_row(views.curation.table, 0)
     views.curation.toggle_pin()
     views.curation.toggle_forget()
     window.wait_idle()

@@ -16,6 +16,7 @@ from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.forensics.receipts import DRIFT_COLOR, REPLAY_COLUMNS, ReceiptsBrowser
 from stratagate_gui.forensics.workbench import QueryWorkbench
+from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
 from tests.conftest import REFERENCE_NAMESPACE
 from tests.gui.test_curation import dump_rows
@@ -87,7 +88,7 @@ def test_event_query_shows_ranks_per_ranking_matched_filters_and_exclusions(qtbo
 def test_selecting_a_hit_shows_bm25_contributions_by_field_that_add_up(qtbot, workbench):
     workbench.query.setText("Atlas storage")
     result = _run(qtbot, workbench)
-    workbench.hits.selectRow(0)
+    select_row(workbench.hits, 0)
     hit = result.hits[0]
     assert hit.contributions and abs(sum(c.score for c in hit.contributions) - hit.bm25_score) < 1e-9
     rows = workbench.contributions.rowCount()
@@ -197,7 +198,7 @@ def test_receipts_browser_lists_audits_and_replay_marks_drift(qtbot, worker, mem
         "37",
     ]
     assert browser.table.item(1, 6).text() == "Which room the demo is in."
-    browser.table.selectRow(0)
+    select_row(browser.table, 0)
     browser.query.setText("Atlas storage database")
     with qtbot.waitSignal(browser.replayed) as signal:
         browser.replay_button.click()
