@@ -36,6 +36,7 @@ class StagedBlob:
     id: str
     path: str
     source: str
+    source_size: int
     blob_file: str
     blob: bytes
     entry: ShadowEntry
@@ -78,7 +79,7 @@ def read_journal(journal: Path) -> list[tuple[str, str, bytes]] | None:
     return entries
 
 
-def _overwrite(file: str, data: bytes) -> None:
+def _overwrite(file: str, data: bytes, old_size: int) -> None:
     """Replace a file's bytes in place (same inode). The blob JSON is always longer than the text it
     escapes, so writing it covers the old bytes; the truncate only guards that assumption."""
     descriptor = os.open(file, os.O_WRONLY)
@@ -86,7 +87,7 @@ def _overwrite(file: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(descriptor, view) :]
-        if os.fstat(descriptor).st_size > len(data):
+        if old_size > len(data):
             os.ftruncate(descriptor, len(data))
     finally:
         os.close(descriptor)
@@ -114,7 +115,7 @@ def archive_batch(batch: list[StagedBlob], journal: Path, shadow: ShadowIndex) -
 def _turn_into_blobs(batch: list[StagedBlob]) -> None:
     for staged in batch:
         if staged.in_place:
-            _overwrite(staged.source, staged.blob)
+            _overwrite(staged.source, staged.blob, staged.source_size)
             os.rename(staged.source, staged.blob_file)
         else:
             # A file with other hard links must keep its content for them: a new blob file instead.

@@ -238,8 +238,9 @@ def _stage_blob(
     entry = ShadowEntry(
         entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
     )
+    blob_data = blob_bytes(blob)
     return StagedBlob(
-        entry_id, planned.path, source, blob_file, blob_bytes(blob), entry, in_place=stat.st_nlink == 1
+        entry_id, planned.path, source, stat.st_size, blob_file, blob_data, entry, stat.st_nlink == 1
     )
 
 

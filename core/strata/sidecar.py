@@ -21,7 +21,7 @@ from stratagate.strata.paths import canonical_relative_path
 SIDECAR_FILE = "stratum_2_access.json"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class AccessRecord:
     access_count: int
     last_accessed: float
@@ -77,11 +77,12 @@ def encode_records(records: dict[str, AccessRecord]) -> str:
 class AccessSidecar:
     """The sidecar loaded into memory; call `save()` once after a batch of changes."""
 
-    def __init__(self, file: Path, records: dict[str, AccessRecord] | None = None):
-        """Load `file`, or (with `records`) start from those records, to be written by `save()`."""
+    def __init__(self, file: Path, records: dict[str, AccessRecord] | None = None, dirty: bool = True):
+        """Load `file`, or start from `records` (written by `save()` unless `dirty=False` says they are
+        the file's current content)."""
         self.file = file
         self.records: dict[str, AccessRecord] = records if records is not None else {}
-        self._dirty = records is not None
+        self._dirty = records is not None and dirty
         if records is None and file.exists():
             try:
                 text = file.read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ from stratagate.strata.fsutil import atomic_write_text, store_lock
 from stratagate.strata.index_md import INDEX_NAME, regenerate_index
 from stratagate.strata.paths import canonical_relative_path, inside_tier
 from stratagate.strata.shadow import ShadowIndex
-from stratagate.strata.sidecar import SIDECAR_FILE, AccessSidecar
+from stratagate.strata.sidecar import SIDECAR_FILE, AccessRecord, AccessSidecar
 
 LOCK_FILE = "strata.lock"
 LOG_FILE = "strata.log"
@@ -95,6 +95,7 @@ class StrataStore:
         self.base_dir = Path(base_dir).expanduser().absolute()
         self.config = config if config is not None else load_config(self.base_dir)
         self._lock_depth = 0
+        self._sidecar_cache: tuple[tuple[int, int, int], dict[str, AccessRecord]] | None = None
 
     # Where things are -------------------------------------------------------------------------------
     @property
@@ -201,7 +202,19 @@ class StrataStore:
                 shadow.close()
 
     def sidecar(self) -> AccessSidecar:
-        return AccessSidecar(self.sidecar_file)
+        """The access sidecar, parsed once per version of the file (a plan and its apply share the parse).
+
+        Every save replaces the file atomically, so (inode, mtime, size) names a version; each caller gets
+        its own copy of the (immutable) records.
+        """
+        try:
+            stat = os.stat(self.sidecar_file)
+        except FileNotFoundError:
+            return AccessSidecar(self.sidecar_file)
+        version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if self._sidecar_cache is None or self._sidecar_cache[0] != version:
+            self._sidecar_cache = (version, AccessSidecar(self.sidecar_file).records)
+        return AccessSidecar(self.sidecar_file, records=dict(self._sidecar_cache[1]), dirty=False)
 
     def shadow(self, create: bool = True) -> ShadowIndex:
         return ShadowIndex(self.shadow_file, create=create)
