@@ -64,6 +64,7 @@ from stratagate.model import (
     ToolTrace,
     UsageReceipt,
 )
+from stratagate.pending import PendingWork
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
@@ -204,6 +205,7 @@ class StrataGate:
         self._new_element_id = element_id_factory or _default_id
         self._running_jobs: set[str] = set()
         self._block_order_cache: _BlockOrder | None = None
+        self._pending = PendingWork(lambda name: self._state.section(name))
         self._retrieval: Any = None
 
         space = backend.load_space(namespace)
@@ -315,6 +317,7 @@ class StrataGate:
             blocks = self._section("blocks")
             for key in keys:
                 self._block_order_cache.add(blocks[key])
+        self._pending.on_applied(section, keys)
         if self._retrieval is not None:
             self._retrieval.on_applied(section, keys)
 
@@ -577,9 +580,12 @@ class StrataGate:
             return None
         jobs = self._section("extractionJobs")
         blocks = self._section("blocks")
-        order = self._block_order()
-        # `order.index` is in sealing (global) order.
-        candidates = [block_id] if block_id is not None else order.index
+        if block_id is not None:
+            candidates = [block_id]
+        elif "skipped" in statuses:
+            candidates = list(self._block_order().index)  # sealing order
+        else:
+            candidates = self._pending.extraction_candidates()
         for key in candidates:
             block = blocks[key]
             if not block.should_extract or self._neighbours(block)[1] is None:
@@ -664,8 +670,8 @@ class StrataGate:
                                                                  None, None, now, now))
 
     def _claimable_job(self) -> ElementProjectionJob | None:
-        return next((job for job in self._section("elementProjectionJobs").values()
-                     if job.status in ("pending", "failed")), None)
+        claimable = self._pending.claimable_jobs()
+        return self._section("elementProjectionJobs")[claimable[0]] if claimable else None
 
     def claim_next_element_projection(self) -> ProjectionClaim | None:
         self._require_writable()
