@@ -391,9 +391,14 @@ def _record(row: Any) -> JournalRecord:
 def _loads(text: str) -> Any:
     # An edited cell may no longer be JSON; keep its text so `verify` reports it as edited.
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_reject_constant)
     except (TypeError, ValueError):
         return text
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not canonical JSON: an entry never holds them, so a cell that does was edited.
+    raise ValueError(f"not canonical JSON: {name}")
 
 
 @contextmanager
