@@ -157,3 +157,24 @@ def test_a_second_opener_does_not_sabotage_a_running_job(tmp_path: Path):
     assert (job.status, job.last_error) == ("failed", "Element projection was interrupted before completion.")
     for handle in (worker, stale, later):
         handle.close()
+
+
+def test_async_callbacks_are_awaited():
+    async def summarizer(messages):
+        return {"l0Title": "async title", "shouldExtract": True}
+
+    async def extractor(request):
+        return {"shouldExtract": True, "events": [{"title": "async event", "sourceMessageIds": []}]}
+    m = stratagate.in_memory(block_turn_size=1, summarizer=summarizer, extractor=extractor)
+    assert m.append_turn("one", "r").sealed_block.l0_title == "async title"
+    event = m.append_turn("two", "r").extracted_events[0]
+    assert event.title == "async event"
+    # No valid message id cited: the card cites the whole block, as the reference does.
+    assert event.source_message_ids == [message.id for message in m.list_blocks()[0].l5_raw]
+
+
+def test_exported_snapshot_is_a_valid_v7_snapshot(memory):
+    from stratagate.snapshot import normalize_snapshot
+
+    exported = memory.export_snapshot()
+    assert normalize_snapshot(exported) == exported
