@@ -175,3 +175,18 @@ def test_large_tiers_are_paged_in_through_fetch_more(qtbot, tmp_path: Path):
     while model.canFetchMore():
         model.fetchMore()
     assert model.rowCount() == 1200
+
+
+def test_strata_menu_opens_a_store_in_a_main_window_tab(make_window, store: StrataStore, tmp_path: Path):
+    from stratagate_gui.strata.mount import OPEN_ACTION_TEXT, add_strata_menu, open_data_directory
+
+    window = make_window()
+    action = add_strata_menu(window)
+    assert action.text() == OPEN_ACTION_TEXT
+    browser = open_data_directory(window, store.base_dir)
+    assert isinstance(browser, StrataBrowser)
+    assert window.tabs.currentWidget() is browser
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Strata — strata_data"
+
+    box = open_data_directory(window, tmp_path / "not-a-store")
+    assert box.isVisible() and "no Strata store here" in box.text()
