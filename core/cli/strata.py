@@ -18,6 +18,7 @@ from stratagate.strata import janitor
 from stratagate.strata.cascade import read as read_through_tiers
 from stratagate.strata.config import detect_base_dir
 from stratagate.strata.daemon import DEFAULT_INTERVAL, StrataDaemon, daemon_status, stop_daemon
+from stratagate.strata.errors import StrataError
 from stratagate.strata.janitor import FileResult
 from stratagate.strata.repair import rebuild_shadow_index, repair_sidecar
 from stratagate.strata.search import search as search_tiers
@@ -34,7 +35,17 @@ def _store(context: click.Context, must_exist: bool = True) -> StrataStore:
     return store
 
 
-@click.group("strata")
+class _StrataGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        # An operating-system error (permissions, disk full) is reported like bad input, naming the file.
+        try:
+            return super().invoke(ctx)
+        except OSError as error:
+            where = error.filename or "Strata data directory"
+            raise StrataError(f"{where}: {error.strerror or error}") from error
+
+
+@click.group("strata", cls=_StrataGroup)
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
