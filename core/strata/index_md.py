@@ -45,7 +45,13 @@ def render_index(active_root: Path) -> str:
             continue
         lines += [f"## {folder.name.capitalize()}", ""]
         for file in files:
-            relative = file.relative_to(active_root).as_posix()
+            # A file name that is not UTF-8 is shown with U+FFFD rather than making the index unwritable.
+            relative = (
+                file.relative_to(active_root)
+                .as_posix()
+                .encode("utf-8", "surrogateescape")
+                .decode("utf-8", "replace")
+            )
             title, summary = _title_and_summary(file)
             lines.append(f"- `{relative}`" + (f" — {title}" if title else ""))
             if summary:

@@ -68,6 +68,18 @@ def _pending(results: Iterable[FileResult]) -> list[FileResult]:
     return [result for result in results if result.status.startswith("would_")]
 
 
+def _unmovable(relative: str, entry: os.DirEntry) -> FileResult | None:
+    """Symlinks never move; a file name that is not UTF-8 cannot be stored in the sidecar or shadow index."""
+    if entry.is_symlink():
+        return FileResult(relative, "skipped", "symlink: Strata never moves links")
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = relative.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return FileResult(shown, "error", f"{entry.path!r}: file name is not UTF-8; rename it to move it")
+    return None
+
+
 def _done(results: list[FileResult], status: str) -> int:
     return sum(result.status == status for result in results)
 
@@ -85,8 +97,9 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
                 relative, config.active_file_patterns
             ):
                 continue
-            if entry.is_symlink():
-                plan.append(FileResult(relative, "skipped", "symlink: Strata never moves links"))
+            refusal = _unmovable(relative, entry)
+            if refusal:
+                plan.append(refusal)
                 continue
             age = _age_days(now, entry.stat(follow_symlinks=False).st_mtime)
             if age < config.decay_days(relative):
@@ -154,8 +167,9 @@ def plan_evict(
                 continue
             if chosen is not None:
                 chosen.discard(relative)
-            if entry.is_symlink():
-                plan.append(FileResult(relative, "skipped", "symlink: Strata never moves links"))
+            refusal = _unmovable(relative, entry)
+            if refusal:
+                plan.append(refusal)
                 continue
             stat = entry.stat(follow_symlinks=False)
             record = records.get(relative)

@@ -251,6 +251,22 @@ def test_u10_non_utf8_file_is_reported_by_name_and_stays_in_cooled(store: Strata
     assert (store.cooled_root / "bin/latin1.md").read_bytes() == b"caf\xe9"
 
 
+def test_u10_non_utf8_file_name_is_reported_and_never_reaches_the_sidecar_or_index(store: StrataStore):
+    os.mkdir(store.active_root / "notes")
+    odd = os.path.join(os.fsencode(store.active_root), b"notes/caf\xe9.md")
+    with open(odd, "wb") as handle:
+        handle.write(b"text")
+    store.write("fine.md", "fine")
+    assert "`notes/caf\ufffd.md`" in (store.active_root / "index.md").read_text()
+    results = {result.status: result for result in janitor.apply_migrate(store, janitor.plan_migrate(store))}
+    assert results["migrated"].path == "fine.md"
+    assert (
+        "file name is not UTF-8" in results["error"].detail and results["error"].path == "notes/caf\ufffd.md"
+    )
+    assert os.path.exists(odd)
+    assert list(json.loads(store.sidecar_file.read_text())) == ["fine.md"]
+
+
 def test_huge_file_is_refused_by_eviction_and_kept(tmp_path: Path, write_file, immediate):
     store = StrataStore(tmp_path, immediate(max_archive_bytes=1000))
     store.init()
