@@ -152,7 +152,8 @@ class StrataDaemon:
         try:
             self._open_log()
             self._install_signal_handlers()
-            self.store.regenerate_index()
+            with self.store.lock():
+                self.store.regenerate_index()
             self._log_banner()
             next_cycle = time.monotonic()
             while not self._stopping:

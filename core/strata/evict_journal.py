@@ -82,7 +82,7 @@ def read_journal(journal: Path) -> list[tuple[str, str, bytes]] | None:
 def _overwrite(file: str, data: bytes, old_size: int) -> None:
     """Replace a file's bytes in place (same inode). The blob JSON is always longer than the text it
     escapes, so writing it covers the old bytes; the truncate only guards that assumption."""
-    descriptor = os.open(file, os.O_WRONLY)
+    descriptor = os.open(file, os.O_WRONLY | os.O_NOFOLLOW)
     try:
         view = memoryview(data)
         while view:

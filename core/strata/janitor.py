@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from stat import S_ISREG
 
 from stratagate.strata.archive import PREVIEW_CHARS, Blob, blob_bytes, infer_tags, read_blob, utc_now_iso
 from stratagate.strata.errors import (
@@ -234,9 +235,12 @@ def _stage_blob(
     store: StrataStore, planned: FileResult, cooled_prefix: str, archive_prefix: str, archived_at: str
 ) -> StagedBlob:
     source = cooled_prefix + planned.path
-    descriptor = os.open(source, os.O_RDONLY)
+    # O_NOFOLLOW: a file swapped for a symlink since the plan is refused, never followed out of the tree.
+    descriptor = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         stat = os.fstat(descriptor)
+        if not S_ISREG(stat.st_mode):
+            raise StrataError(f"{source}: not a regular file")
         if stat.st_size > store.config.max_archive_bytes:
             raise FileTooLargeError(Path(source), stat.st_size, store.config.max_archive_bytes)
         data = _read_all(descriptor, stat.st_size)

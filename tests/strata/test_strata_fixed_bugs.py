@@ -115,6 +115,20 @@ def test_b9_symlink_out_of_the_tree_is_refused_and_never_moved(store: StrataStor
     assert (store.active_root / "file-link.md").is_symlink()
 
 
+def test_b9_file_swapped_for_a_symlink_after_the_plan_is_neither_read_nor_written(
+    store: StrataStore, write_file, tmp_path: Path
+):
+    outside = write_file(tmp_path, "outside.md", "keep me")
+    write_file(store.cooled_root, "a.md", "archived")
+    plan = janitor.plan_evict(store)
+    (store.cooled_root / "a.md").unlink()
+    (store.cooled_root / "a.md").symlink_to(outside)
+    [result] = janitor.apply_evict(store, plan)
+    assert result.status == "error"
+    assert outside.read_text() == "keep me"
+    assert (store.cooled_root / "a.md").is_symlink() and store.counts()["archived"] == 0
+
+
 def test_b9_forget_and_rehydrate_cannot_reach_outside_the_store(
     store: StrataStore, write_file, tmp_path: Path
 ):
