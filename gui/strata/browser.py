@@ -241,6 +241,7 @@ class StrataBrowser(QWidget):
             self.show_error(str(error))
             return
         dialog = PlanPreviewDialog(title, plan, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply(title, plan, apply))
         self.preview_dialog = dialog
         dialog.open()
@@ -261,6 +262,7 @@ class StrataBrowser(QWidget):
             results = []
         finally:
             progress.reset()
+            progress.deleteLater()
         failures = [result for result in results if result.status in ("conflict", "error")]
         if failures:
             lines = "\n".join(f"{result.path}: {result.detail}" for result in failures)
@@ -271,5 +273,6 @@ class StrataBrowser(QWidget):
     def show_error(self, message: str) -> None:
         """A window-modal error dialog (non-blocking, so tests and the event loop keep running)."""
         box = QMessageBox(QMessageBox.Icon.Critical, "Strata", message, QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.error_box = box
         box.open()
