@@ -54,10 +54,12 @@ BASELINE = "FTS5 bm25 (peer)"
 class Fts5Baseline:
     """The peer: SQLite FTS5 (unicode61 tokenizer, no stemming) over one row per dia_id, ranked by bm25().
 
-    It is filled like an agent's memory is: a file, one transaction per turn as it arrives."""
+    It is filled like an agent's memory is: a file, one transaction per turn as it arrives, in WAL mode with
+    the default synchronous setting, as the engine's SQLite storage."""
 
     def __init__(self, conversation: LocomoConversation, database: Path):
         self._db = sqlite3.connect(database)
+        self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("CREATE VIRTUAL TABLE turns USING fts5(dia_id UNINDEXED, content)")
         for turn in conversation.turns:
             with self._db:
@@ -226,6 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             "with evidence (category 5, adversarial, left out). Recall@k is the share of a question's evidence "
             "turns among the first k distinct turns retrieved, averaged per category.",
             recall_table(results),
+            "How to read it. *raw memory (reference scan)* is the reference-parity `search_raw_memory`: the first "
+            "sealed messages sharing any word with the question, unranked, and blind to the open tail (the last "
+            "turns). *raw memory, ranked* is `stratagate.raw_search`: BM25 over turns, each with the turns before "
+            "and after it as lower-weight fields. *events* come from the rule-based extractor (one card per "
+            "statement with a plan, date, preference, decision or fact; the last block of the conversation is not "
+            "extracted yet), so they cover a fraction of the turns, and equal-weight RRF lets them push ranked raw "
+            "hits out of the top k. Open-domain questions are few (one question's half credit moves the mean by "
+            "about 0.05) and ask for inferences (\"Would Caroline likely have Dr. Seuss books?\") whose evidence "
+            "shares few words with them; the reference tokenizer also keeps \"caroline's\" and \"kids'\" whole "
+            "where FTS5 splits them.",
             "Import of each conversation into a SQLite file, one transaction per turn (StrataGate: rule-based "
             "summarizer, extractor and projector, blocks sealed every 12 turns; the peer: one FTS5 row per turn):",
             ingest_table(results),
