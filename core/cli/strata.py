@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -302,6 +303,14 @@ def maintenance(context: click.Context, dry_run: bool, as_json: bool) -> None:
         )
     if any(result.status in ("conflict", "error") for result in results):
         sys.exit(EXIT_PARTIAL)
+
+
+@command.command()
+@click.pass_context
+def config(context: click.Context) -> None:
+    """Print the effective settings (strata.json merged onto the defaults) as JSON."""
+    store = _store(context, must_exist=False)
+    click.echo(json.dumps({"base_dir": str(store.base_dir), **asdict(store.config)}, indent=2))
 
 
 @command.command()

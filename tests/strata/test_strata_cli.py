@@ -70,3 +70,12 @@ def test_conflicts_exit_1_and_name_the_file(tmp_path: Path):
     result = run("strata", "--data-dir", base, "promote", "p.md")
     assert result.exit_code == 1
     assert "conflict" in result.output and "active/p.md already exists" in result.output
+
+
+def test_config_prints_the_merged_settings(tmp_path: Path):
+    base = tmp_path / "store"
+    run("strata", "--data-dir", str(base), "init")
+    (base / "strata.json").write_text(json.dumps({"decay_thresholds": {"projects": 3}}))
+    shown = json.loads(run("strata", "--data-dir", str(base), "config").output)
+    assert shown["decay_thresholds"]["projects"] == 3 and shown["decay_thresholds"]["*"] == 30
+    assert shown["base_dir"] == str(base)
