@@ -79,3 +79,18 @@ def test_config_prints_the_merged_settings(tmp_path: Path):
     shown = json.loads(run("strata", "--data-dir", str(base), "config").output)
     assert shown["decay_thresholds"]["projects"] == 3 and shown["decay_thresholds"]["*"] == 30
     assert shown["base_dir"] == str(base)
+
+
+def test_rebuild_index_recovers_search_after_the_shadow_db_is_destroyed(tmp_path: Path):
+    base = tmp_path / "store"
+    run("strata", "--data-dir", str(base), "init")
+    (base / "cooled/notes").mkdir(parents=True)
+    (base / "cooled/notes/a.md").write_text("quokka facts")
+    assert run("strata", "--data-dir", str(base), "evict", "notes/a.md").exit_code == 0
+    (base / "stratum_3_shadow.db").write_bytes(b"garbage" * 100)
+    broken = run("strata", "--data-dir", str(base), "search", "quokka")
+    assert broken.exit_code == 2 and "rebuild-index" in broken.output
+    rebuilt = run("strata", "--data-dir", str(base), "rebuild-index")
+    assert rebuilt.exit_code == 0 and "Indexed 1 archived file(s)." in rebuilt.output
+    found = json.loads(run("strata", "--data-dir", str(base), "search", "quokka", "--json").output)
+    assert [hit["path"] for hit in found] == ["notes/a.md"]
