@@ -29,6 +29,8 @@ ARRAY_SECTIONS = (
 LIFT_SOURCES = ("user", "agent")
 
 Snapshot = dict[str, Any]
+_TEMPORAL_TEXT = ("mentionedAt", "happenedStart", "happenedEnd", "eventType", "originalText", "threadId")
+_TEMPORAL_LISTS = ("participants", "supersedesEventIds")
 
 
 def empty_snapshot(block_turn_size: int = 12, block_decay_lambda: float = DEFAULT_BLOCK_DECAY_LAMBDA) -> Snapshot:
@@ -85,9 +87,10 @@ def _drop_empty_thread_ids(snapshot: Snapshot) -> None:
     """An empty thread id means 'no thread', as the reference's loader reads it."""
     messages = list(snapshot["openTail"])
     for block in snapshot["blocks"]:
-        messages.extend(block.get("l5Raw") or [])
+        if isinstance(block.get("l5Raw"), list):
+            messages.extend(block["l5Raw"])
     for record in [*snapshot["blocks"], *messages]:
-        if record.get("threadId") in ("", None):
+        if isinstance(record, dict) and record.get("threadId") in ("", None):
             record.pop("threadId", None)
 
 
@@ -218,6 +221,13 @@ def _validate_shapes(snapshot: Snapshot) -> None:
             _require_str_list(event, field, where)
         if not isinstance(event.get("temporal"), dict):
             raise SnapshotError(f"Invalid StrataGate snapshot: {where} temporal must be an object")
+        _require_choice(event, "status", where, ("active", "superseded", "forgotten", "archived"))
+        temporal = event["temporal"]
+        for field in _TEMPORAL_TEXT:
+            _require_str(temporal, field, f"{where} temporal", optional=True)
+        for field in _TEMPORAL_LISTS:
+            if temporal.get(field) is not None:
+                _require_str_list(temporal, field, f"{where} temporal")
         _require_number(event, "confidence", where)
         _validate_weight(event, where)
     for element in snapshot["elements"]:
@@ -236,8 +246,10 @@ def _validate_shapes(snapshot: Snapshot) -> None:
             if not isinstance(fact, dict):
                 raise SnapshotError(f"Invalid StrataGate snapshot: {where} fact must be an object")
             fact_where = f"{where} fact {fact.get('id')!r}"
-            for field in ("id", "key", "mode", "status", "createdAt", "updatedAt"):
+            for field in ("id", "key", "createdAt", "updatedAt"):
                 _require_str(fact, field, fact_where)
+            _require_choice(fact, "mode", fact_where, ("state", "set", "relation"))
+            _require_choice(fact, "status", fact_where, ("active", "superseded", "disputed"))
             value = fact.get("value")
             if not isinstance(value, str) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
                 raise SnapshotError(f"Invalid StrataGate snapshot: {fact_where} value must be a string or an array of strings")

@@ -7,6 +7,8 @@ import json
 
 import pytest
 from conftest import REFERENCE_NAMESPACE, REFERENCE_SNAPSHOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stratagate.errors import SnapshotError
 from stratagate.snapshot import empty_snapshot, normalize_snapshot
@@ -85,3 +87,39 @@ def test_v7_rejects_bad_lift_source_and_lambda(v5_snapshot):
     with pytest.raises(SnapshotError, match="blockDecayLambda"):
         normalize_snapshot(bad)
     assert normalize_snapshot(snapshot) == snapshot
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) | st.text(max_size=4),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:2]):
+            yield from _paths(item, (*prefix, index))
+
+
+FIXTURE = json.loads(REFERENCE_SNAPSHOT.read_text())[REFERENCE_NAMESPACE]["snapshot"]
+FIXTURE_PATHS = [path for path in _paths(FIXTURE) if path]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FIXTURE_PATHS), JSON_VALUES)
+def test_any_corrupted_field_gives_snapshot_error_or_a_valid_snapshot(path, value):
+    snapshot = copy.deepcopy(FIXTURE)
+    target = snapshot
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    try:
+        upgraded = normalize_snapshot(snapshot)
+    except SnapshotError:
+        return
+    assert normalize_snapshot(upgraded) == upgraded
