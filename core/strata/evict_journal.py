@@ -69,13 +69,18 @@ def read_journal(journal: Path) -> list[tuple[str, str, bytes]] | None:
     entries = []
     position = len(_MAGIC)
     end = len(data) - len(_END)
-    while position < end:
-        newline = data.index(b"\n", position)
-        header = json.loads(data[position:newline])
-        start = newline + 1
-        blob = data[start : start + header["length"]]
-        entries.append((header["id"], header["path"], blob))
-        position = start + header["length"] + 1
+    try:
+        while position < end:
+            newline = data.index(b"\n", position)
+            header = json.loads(data[position:newline])
+            start = newline + 1
+            blob = data[start : start + header["length"]]
+            entries.append((str(header["id"]), str(header["path"]), blob))
+            position = start + header["length"] + 1
+    except (ValueError, KeyError, TypeError) as error:
+        raise StrataError(
+            f"{journal}: damaged eviction journal ({error}); the blobs it lists may be incomplete"
+        ) from error
     return entries
 
 
