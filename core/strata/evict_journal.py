@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from stratagate.strata.archive import PREVIEW_CHARS, quote, read_blob
-from stratagate.strata.errors import CorruptBlobError, StrataError
+from stratagate.strata.errors import CorruptBlobError, StrataError, UnsafePathError
 from stratagate.strata.fsutil import atomic_write_bytes
+from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.shadow import ShadowEntry, ShadowIndex
 
 JOURNAL_FILE = "strata_evict.journal"
@@ -75,9 +77,11 @@ def read_journal(journal: Path) -> list[tuple[str, str, bytes]] | None:
             header = json.loads(data[position:newline])
             start = newline + 1
             blob = data[start : start + header["length"]]
-            entries.append((str(header["id"]), str(header["path"]), blob))
+            # A tampered journal must not steer the recovery's writes and deletes outside the tiers.
+            entry_id, path = str(uuid.UUID(header["id"])), canonical_relative_path(header["path"])
+            entries.append((entry_id, path, blob))
             position = start + header["length"] + 1
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, UnsafePathError) as error:
         raise StrataError(
             f"{journal}: damaged eviction journal ({error}); the blobs it lists may be incomplete"
         ) from error
