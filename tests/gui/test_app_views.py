@@ -280,3 +280,26 @@ def test_thread_picker_filters_the_timeline(make_window, tmp_path: Path):
     assert window.thread_id == "beta"
     assert len(window.timeline.plot.bars) == 1
     assert "beta question 0" in window.timeline.content.toPlainText()
+
+
+def test_unreadable_dates_are_flagged_under_the_time_lanes(make_window, reference_db_copy: Path):
+    import stratagate
+
+    memory = stratagate.open(str(reference_db_copy), NAMESPACE)
+    added = memory.add_event(
+        "Offsite sometime after the launch", source_block_id="blk_82",
+        temporal={"mentionedAt": "2026-03-20T09:00:00+08:00", "happenedStart": "after the launch"},
+    )
+    memory.close()
+    window = make_window()
+    window.open_location(str(reference_db_copy), NAMESPACE)
+    assert window.wait_idle()
+    events = window.events
+    assert events.select_event(added.id)
+    window.wait_idle()
+    assert events.temporal_plot.happened_spans == []
+    assert len(events.temporal_plot.mentioned_points) == 1
+    assert events.unreadable_label.text() == (
+        f"⚠ Not plotted: {added.id}: happened start 'after the launch' is not a date"
+    )
+    assert "Happened: after the launch" in events.card.toPlainText()
