@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""`append_turn` cost at 1k and at 10k stored turns: does appending stay flat as the memory grows?
+
+Workload: seeded turns in three threads (short English statements: decisions, preferences, dates, questions,
+fillers), block size 12. For each configuration two memories are built, one to 1k turns and one to 10k;
+then timed rounds of `ROUND` turns alternate between them (so machine load hits both alike) and the table
+gives the median ms per turn.
+
+Configurations (all in this run):
+- SQLite file, no model: `stratagate.open(path)` with the reference's default summary (no extraction). This
+  is the engine's write path: each turn is one revision-checked commit of the rows it changes.
+- in memory, no model: the same on `stratagate.in_memory()` (engine cost without SQL).
+- in memory, rule-based models: `stratagate.rules` summarizer, extractor and projector (every 12 turns a
+  block is summarized, events extracted and projected to elements).
+- peer, whole-snapshot rewrite: the reference's persistence strategy (every mutation re-saves the whole
+  namespace), emulated as in-memory append plus writing the full snapshot JSON into SQLite per turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import markdown_table, write_section
+
+import stratagate
+from stratagate import rules
+from stratagate.memory import StrataGate
+
+SIZES = (1_000, 10_000)
+QUICK_SIZES = (1_000, 3_000)
+ROUND = 96
+ROUNDS = 7
+PEER_ROUND = 4
+SEED = 20260302
+NAMES = ["Alice", "Bob", "Carol", "Dana", "Erin", "Frank", "Grace", "Priya"]
+TOOLS = ["SQLite", "PostgreSQL", "Redis", "Kafka", "Grafana", "Sentry", "Nginx", "Docker"]
+MONTHS = ["March", "April", "May", "June"]
+
+
+class Workload:
+    """Seeded turns: (user, assistant, thread)."""
+
+    def __init__(self, seed: int = SEED):
+        self.rng = random.Random(seed)
+        self.count = 0
+
+    def turn(self) -> tuple[str, str, str]:
+        rng = self.rng
+        self.count += 1
+        name, tool, month = rng.choice(NAMES), rng.choice(TOOLS), rng.choice(MONTHS)
+        user = rng.choice([
+            f"We decided to use {tool} for the cache in project Atlas.",
+            f"{name} prefers short status updates.",
+            f"Schedule the review with {name} for {month} {rng.randint(1, 28)}.",
+            f"How is {name} doing with the {tool} migration?",
+            f"{name} is based in Berlin and owns the {tool} setup.",
+            "ok",
+            f"Load test {self.count}: p95 is {rng.randint(90, 400)} ms.",
+        ])
+        return user, f"Noted ({self.count}).", f"thread-{rng.randint(1, 3)}"
+
+
+def append(memory: StrataGate, workload: Workload, count: int, after: Callable[[], None] | None = None) -> None:
+    for _ in range(count):
+        user, assistant, thread = workload.turn()
+        memory.append_turn(user, assistant, thread_id=thread, created_at=1_772_400_000_000 + workload.count * 60_000)
+        if after is not None:
+            after()
+
+
+def build(factory: Callable[[], StrataGate], turns: int, label: str) -> tuple[StrataGate, Workload]:
+    memory, workload = factory(), Workload()
+    start = time.perf_counter()
+    append(memory, workload, turns)
+    print(f"  built {label}: {turns} turns in {time.perf_counter() - start:.1f} s", flush=True)
+    return memory, workload
+
+
+def interleaved(pairs: list[tuple[StrataGate, Workload, Callable[[], None] | None]], per_round: int,
+                rounds: int) -> list[float]:
+    """Median ms per turn of each memory, measured in alternating rounds."""
+    samples: list[list[float]] = [[] for _ in pairs]
+    for _ in range(rounds):
+        for index, (memory, workload, after) in enumerate(pairs):
+            start = time.perf_counter()
+            append(memory, workload, per_round, after)
+            samples[index].append((time.perf_counter() - start) * 1000 / per_round)
+    return [statistics.median(values) for values in samples]
+
+
+def snapshot_writer(memory: StrataGate, path: Path) -> Callable[[], None]:
+    """The peer: after each mutation, save the whole namespace (as the reference's SqliteStorage.save does)."""
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE IF NOT EXISTS snapshot (namespace TEXT PRIMARY KEY, body TEXT NOT NULL)")
+
+    def save() -> None:
+        body = json.dumps(memory.export_snapshot(), separators=(",", ":"), ensure_ascii=False)
+        with connection:
+            connection.execute("INSERT OR REPLACE INTO snapshot VALUES (?, ?)", (memory.namespace, body))
+    return save
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES} instead of {SIZES}")
+    arguments = parser.parse_args()
+    small, large = QUICK_SIZES if arguments.quick else SIZES
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        configurations: list[tuple[str, Callable[[int], StrataGate]]] = [
+            ("SQLite file, no model", lambda size: stratagate.open(directory / f"{size}.sqlite", "bench")),
+            ("in memory, no model", lambda size: stratagate.in_memory()),
+            ("in memory, rule-based models", lambda size: stratagate.in_memory(**rules.engine_options())),
+        ]
+        results: dict[str, list[float]] = {}
+        longest_history = 0
+        for name, factory in configurations:
+            print(name, flush=True)
+            built = [build(partial(factory, size), size, f"{size}") for size in (small, large)]
+            results[name] = interleaved([(memory, workload, None) for memory, workload in built], ROUND, ROUNDS)
+            longest_history = max([longest_history, *(len(element.facts) for element in built[1][0].list_elements())])
+            for memory, _workload in built:
+                memory.close()
+        print("peer: whole-snapshot rewrite", flush=True)
+        peers = [build(stratagate.in_memory, size, f"{size}") for size in (small, large)]
+        peer_pairs = [(memory, workload, snapshot_writer(memory, directory / f"peer-{index}.sqlite"))
+                      for index, (memory, workload) in enumerate(peers)]
+        results["peer: whole-snapshot rewrite (reference strategy)"] = interleaved(peer_pairs, PEER_ROUND, ROUNDS)
+    for name, (at_small, at_large) in results.items():
+        rows.append([name, f"{at_small:.3f}", f"{at_large:.3f}", f"{at_large / at_small:.2f}×"])
+    sqlite_large = results["SQLite file, no model"][1]
+    peer_large = results["peer: whole-snapshot rewrite (reference strategy)"][1]
+    table = markdown_table(
+        ["configuration", f"ms/turn at {small:,} turns", f"ms/turn at {large:,} turns", f"{large // 1000}k / {small // 1000}k"],
+        rows)
+    text = (
+        "## append_turn\n\n"
+        f"`bench/append.py`: median ms per `append_turn` over {ROUNDS} alternating rounds of {ROUND} turns "
+        f"({PEER_ROUND} for the peer) on memories already holding {small:,} and {large:,} turns (3 threads, "
+        "blocks of 12). The target is a 10k/1k ratio of at most 1.2 for the engine's write path.\n\n"
+        f"{table}\n\n"
+        f"At {large:,} turns the SQLite write path costs {sqlite_large:.2f} ms per turn, "
+        f"{peer_large / sqlite_large:.0f}× less than re-saving the whole namespace as the reference does.\n\n"
+        "The rule-based row grows with the fact history of the busiest element, not with the number of turns: "
+        "this workload records a new decision for one project every few turns, so at "
+        f"{large:,} turns one element holds {longest_history:,} facts, and each projection that touches it "
+        "re-serializes that element with all its facts (the storage contract's element record nests its facts; "
+        "a fact-level record would make it flat)."
+    )
+    print(text)
+    write_section("append", text)
+
+
+if __name__ == "__main__":
+    main()
