@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressDialog,
     QTabWidget,
@@ -189,7 +191,9 @@ class MainWindow(QMainWindow):
             view_menu.addAction(action)
         self.view_menu = view_menu
 
-    def _add_action(self, menu, text: str, slot, shortcut=None) -> QAction:
+    def _add_action(
+        self, menu: QMenu, text: str, slot: Callable[[], Any], shortcut: QKeySequence.StandardKey | None = None
+    ) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(shortcut)
