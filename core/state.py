@@ -71,6 +71,8 @@ class MemoryState:
                         items.pop(key, None)
                     else:
                         items[key] = item
+        # Listeners run once everything is applied, so each sees the whole new state.
+        for name, changed in mutation.changed.items():
             for listener in self.listeners:
                 listener(name, list(changed))
 
