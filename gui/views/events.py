@@ -215,21 +215,27 @@ class EventsView(QWidget):
         window.memory_changed.connect(self.set_memory)
         window.thread_changed.connect(lambda _thread: self.refresh())
         self._pending_select: str | None = None
+        """An event a jump asked for while the filters hid it (shown once the cleared filters apply)."""
+        self._reselect: str | None = None
 
     def set_memory(self, memory: Any) -> None:
         self.memory = memory
         self.card.clear()
         self.temporal_plot.show_events([], None)
         self.unreadable_label.clear()
-        if memory is None:
-            self.model.clear()
-            self.count_label.clear()
-            return
-        self._query(self.filters.where())
+        # Drop the old memory's ids and loader now: it is closed right after this, and a repaint before the new
+        # ids arrive must not ask it for rows.
+        self.model.clear()
+        self.count_label.clear()
+        if memory is not None:
+            self._query(self.filters.where())
 
     def refresh(self) -> None:
-        """Re-read after a write: the same filter, rebuilt rows, the card of the current event."""
+        """Re-read after a write: the same filter, rebuilt rows, and the current event reselected if the filter
+        still shows it (its card and curves then show the written state)."""
         if self.memory is not None:
+            current = self.table.currentIndex()
+            self._reselect = self.model.id_at(current.row()) if current.isValid() else None
             self._query(self.filters.where())
 
     def _query(self, where: dict[str, str]) -> None:
@@ -251,6 +257,9 @@ class EventsView(QWidget):
         self.count_label.setText(f"{len(ids):,} events")
         if self._pending_select:
             self.select_event(self._pending_select)
+        elif self._reselect and self.model.row_of(self._reselect) >= 0:
+            self.select_event(self._reselect)
+        self._reselect = None
 
     def selected_ids(self) -> list[str]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
@@ -266,7 +275,7 @@ class EventsView(QWidget):
             return False
         self._pending_select = None
         index = self.model.index(row, 0)
-        self.table.selectionModel().select(
+        self.table.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
         )
         self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)

@@ -303,3 +303,21 @@ def test_unreadable_dates_are_flagged_under_the_time_lanes(make_window, referenc
         f"⚠ Not plotted: {added.id}: happened start 'after the launch' is not a date"
     )
     assert "Happened: after the launch" in events.card.toPlainText()
+
+
+def test_refresh_after_a_write_keeps_the_current_event_and_shows_its_new_state(opened_window, qtbot):
+    events = opened_window.events
+    wait_rows(qtbot, opened_window, events.model)
+    events.select_event("evt_85")
+    opened_window.wait_idle()
+    assert "pinned" not in events.card.toPlainText().split("\n")[1]
+    memory = opened_window.memory
+    opened_window.worker.call(lambda: memory.pin_event("evt_85"))
+    events.refresh()
+    assert opened_window.wait_idle()
+    assert events.selected_ids() == ["evt_85"]
+    assert "weight 1.000 · pinned" in events.card.toPlainText()
+    row = events.model.row_of("evt_85")
+    events.model.index(row, 0).data()
+    opened_window.wait_idle()
+    assert events.model.index(row, 4).data() == "1.000"
