@@ -58,7 +58,10 @@ def list_threads(memory: Any) -> list[str | None]:
 
 
 def describe_open_error(error: BaseException) -> str:
-    """The reason to show in a dialog: our own errors already name the file and the fault."""
+    """The reason to show in a dialog: our own errors already name the file and the fault (a failed open's
+    dialog names the file in its first line, so only the reason follows)."""
+    if isinstance(error, StorageOpenError):
+        return error.reason
     if isinstance(error, StrataGateError):
         return str(error)
     return f"{type(error).__name__}: {error}"

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from stratagate_gui.workers import DatabaseWorker
 
@@ -29,9 +29,6 @@ class LazyIdTableModel(QAbstractTableModel):
     PAGE_SIZE = 500
     CHUNK_SIZE = 200
     MAX_CACHED_CHUNKS = 40
-
-    rows_loaded = Signal(int, int)
-    """(first, last) rows whose data just arrived."""
 
     def __init__(self, worker: DatabaseWorker, headers: Sequence[str], parent=None) -> None:
         super().__init__(parent)
@@ -171,7 +168,6 @@ class LazyIdTableModel(QAbstractTableModel):
         last = min(first + len(rows), self._exposed) - 1
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(self._headers) - 1))
-            self.rows_loaded.emit(first, last)
 
     def _chunk_failed(self, generation: int, chunk_number: int, error: BaseException) -> None:
         # The chunk stays marked as requested, so a failing database is reported once, not on every repaint.
