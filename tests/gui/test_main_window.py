@@ -94,3 +94,20 @@ def test_switching_memories_shows_only_the_new_one(make_window, tmp_path: Path, 
     assert window.elements.element.id == "elem_2"
     assert [bar[0] for bar in window.timeline.plot.bars] == ["blk_25", "blk_50", "blk_82"]
     assert window.events.model.total == 12
+
+
+def test_missing_files_and_unsupported_urls_are_refused_without_creating_anything(make_window, tmp_path: Path,
+                                                                                   monkeypatch):
+    shown: list[str] = []
+    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
+    window = make_window()
+    missing = tmp_path / "typo.sqlite"
+    for location in (str(missing), str(tmp_path), "mysql://user@host/db"):
+        window.open_location(location)
+        assert window.wait_idle()
+    assert shown == [
+        f"Cannot open {missing}\n\nno such file",
+        f"Cannot open {tmp_path}\n\nis a directory, not a database file",
+        "Cannot open mysql://user@host/db\n\nonly SQLite and PostgreSQL are supported",
+    ]
+    assert not missing.exists() and window.memory is None
