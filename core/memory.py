@@ -29,23 +29,17 @@ from stratagate.blocks import (
     render_block,
 )
 from stratagate.callbacks import (
-    ExtractionRequest,
     Extractor,
-    ProjectionRequest,
     Projector,
     Summarizer,
-    TimelineEntry,
     call_model,
-    coerce_extraction,
-    coerce_projection,
     coerce_summary,
-    error_message,
 )
 from stratagate.condense import condense_transcript, format_readable_transcript
-from stratagate.elements import apply_element_changes, element_view_at
+from stratagate.derivation import JOB_LEASE, Derivation, ProjectionClaim, WorkResult
+from stratagate.elements import element_view_at
 from stratagate.errors import (
     InvalidInputError,
-    JobStateError,
     ReadOnlyError,
     StorageConflictError,
     StrataGateError,
@@ -64,13 +58,11 @@ from stratagate.model import (
     ToolTrace,
     UsageReceipt,
 )
-from stratagate.pending import PendingWork
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
 from stratagate.storage.memory_backend import MemoryBackend
-from stratagate.text import collapse_whitespace, utf16_cut
-from stratagate.timeutil import epoch_ms, to_utc8_iso
+from stratagate.timeutil import to_utc8_iso
 from stratagate.validation import (
     MAX_MESSAGE_LENGTH,
     optional_id,
@@ -83,11 +75,7 @@ from stratagate.validation import (
 )
 from stratagate.weights import weight_at
 
-JOB_LEASE = timedelta(minutes=15)
-EXTRACTION_INTERRUPTED = "Extraction was interrupted before completion."
-PROJECTION_INTERRUPTED = "Element projection was interrupted before completion."
 _CONSTRUCT = object()
-ProjectionClaim = ProjectionRequest
 
 
 @dataclass
@@ -96,13 +84,6 @@ class TurnResult:
     extracted_events: list[Event] = field(default_factory=list)
     projected_elements: list[Element] = field(default_factory=list)
     duplicate: bool = False
-
-
-@dataclass
-class WorkResult:
-    sealed_blocks: list[Block] = field(default_factory=list)
-    extracted_events: list[Event] = field(default_factory=list)
-    projected_elements: list[Element] = field(default_factory=list)
 
 
 @dataclass
@@ -203,9 +184,8 @@ class StrataGate:
         self._now = now or (lambda: datetime.now(UTC))
         self._new_id = id_factory or _default_id
         self._new_element_id = element_id_factory or _default_id
-        self._running_jobs: set[str] = set()
         self._block_order_cache: _BlockOrder | None = None
-        self._pending = PendingWork(lambda name: self._state.section(name))
+        self._derivation = Derivation(self)
         self._retrieval: Any = None
 
         space = backend.load_space(namespace)
@@ -317,7 +297,7 @@ class StrataGate:
             blocks = self._section("blocks")
             for key in keys:
                 self._block_order_cache.add(blocks[key])
-        self._pending.on_applied(section, keys)
+        self._derivation.pending.on_applied(section, keys)
         if self._retrieval is not None:
             self._retrieval.on_applied(section, keys)
 
@@ -505,10 +485,10 @@ class StrataGate:
         if defer_processing:
             return TurnResult()
         if self._pending_block_messages(thread_id) is None:
-            return TurnResult(projected_elements=self._project_step())
+            return TurnResult(projected_elements=self._derivation.project_step())
         block = self._seal(thread_id)
-        extracted = self._extract_step()
-        return TurnResult(block, extracted, self._project_step())
+        extracted = self._derivation.extract_step()
+        return TurnResult(block, extracted, self._derivation.project_step())
 
     def _pending_block_messages(self, thread_id: str | None) -> list[Message] | None:
         """The messages of the thread's next block, or None while it has fewer than `block_turn_size` turns."""
@@ -565,235 +545,24 @@ class StrataGate:
                     return (message.thread_id,)
         return None
 
-    # extraction ---------------------------------------------------------------------------------------------
-    def _neighbours(self, block: Block) -> tuple[Block | None, Block | None]:
-        order = self._block_order()
-        thread = order.threads[block.thread_id]
-        index = order.index[block.id]
-        blocks = self._section("blocks")
-        previous = blocks[thread[index - 1]] if index > 0 else None
-        following = blocks[thread[index + 1]] if index + 1 < len(thread) else None
-        return previous, following
-
-    def _eligible_extraction(self, statuses: tuple[str | None, ...], block_id: str | None = None) -> Block | None:
-        if self._extractor is None or len(self._section("blocks")) < 2:
-            return None
-        jobs = self._section("extractionJobs")
-        blocks = self._section("blocks")
-        if block_id is not None:
-            candidates = [block_id]
-        elif "skipped" in statuses:
-            candidates = list(self._block_order().index)  # sealing order
-        else:
-            candidates = self._pending.extraction_candidates()
-        for key in candidates:
-            block = blocks[key]
-            if not block.should_extract or self._neighbours(block)[1] is None:
-                continue
-            job = jobs.get(block.id)
-            if (job.status if job else None) in statuses:
-                return block
-        return None
-
-    def _timeline(self) -> list[TimelineEntry]:
-        # Temporal objects are shared, not copied: the engine never edits a stored object in place.
-        return [TimelineEntry(event.id, event.title, event.temporal) for event in self.list_events()]
-
-    def _extract_step(self, *, include_skipped: bool = False, block_id: str | None = None) -> list[Event]:
-        statuses: tuple[str | None, ...] = (None, "failed", "skipped") if include_skipped else (None, "failed")
-        target = self._eligible_extraction(statuses, block_id)
-        if target is None:
-            return []
-        return self._run_extraction(target, statuses)
-
-    def _run_extraction(self, target: Block, statuses: tuple[str | None, ...]) -> list[Event]:
-        assert self._extractor is not None
-        previous_job = self._section("extractionJobs").get(target.id)
-        if (previous_job.status if previous_job else None) not in statuses:
-            raise JobStateError(f"Extraction block {target.id} is already {previous_job.status}")  # type: ignore[union-attr]
-        tx = Mutation(self._state)
-        tx.put("extractionJobs", ExtractionJob(target.id, "running", (previous_job.attempts if previous_job else 0) + 1,
-                                               None, self._stamp()))
-        self._commit(tx)
-        self._running_jobs.add(target.id)
-        try:
-            previous, following = self._neighbours(target)
-            request = ExtractionRequest(copy.deepcopy(previous), copy.deepcopy(target), copy.deepcopy(following),
-                                        self._timeline)
-            try:
-                result = coerce_extraction(call_model(self._extractor, request))
-            except Exception as error:
-                self._finish_extraction(target.id, "failed", error_message(error))
-                raise
-            if result.should_extract and not result.events:
-                reason = "Extractor requested extraction but returned no valid events"
-                reason += f": {result.reason.strip()}" if result.reason.strip() else "."
-                self._finish_extraction(target.id, "failed", reason)
-                raise JobStateError(reason)
-            return self._store_extraction(target, result.events if result.should_extract else [],
-                                          "succeeded" if result.should_extract else "skipped")
-        finally:
-            self._running_jobs.discard(target.id)
-
-    def _finish_extraction(self, block_id: str, status: str, error: str | None) -> None:
-        tx = Mutation(self._state)
-        job = tx.edit("extractionJobs", block_id)
-        job.status, job.last_error, job.updated_at = status, error, self._stamp()
-        self._commit(tx)
-
-    def _store_extraction(self, target: Block, raw_events: list[Any], status: str) -> list[Event]:
-        now = self._stamp()
-        tx = Mutation(self._state)
-        try:
-            added = []
-            for index, raw in enumerate(raw_events):
-                if not isinstance(raw, Mapping):
-                    raise InvalidInputError(f"extractor event {index} must be a dict")
-                data = event_ops.event_input(raw, f"extractor event {index}")
-                added.append(event_ops.add_event(tx, data, event_id=data.id or self._new_id("evt"),
-                                                 source_block_id=target.id, now=now))
-        except StrataGateError as error:
-            self._finish_extraction(target.id, "failed", str(error))
-            raise
-        if added:
-            self._queue_projection(tx, [event.id for event in added], now)
-        job = tx.edit("extractionJobs", target.id)
-        job.status, job.last_error, job.updated_at = status, None, now
-        self._commit(tx)
-        return [self.get_event(event.id) for event in added]
-
-    # projection ---------------------------------------------------------------------------------------------
-    def _queue_projection(self, tx: Mutation, event_ids: list[str], now: str) -> None:
-        ids = unique_in_order(event_id for event_id in event_ids if tx.get("events", event_id) is not None)
-        if ids:
-            tx.put("elementProjectionJobs", ElementProjectionJob(self._new_element_id("proj"), ids, "pending", 0, [],
-                                                                 None, None, now, now))
-
-    def _claimable_job(self) -> ElementProjectionJob | None:
-        claimable = self._pending.claimable_jobs()
-        return self._section("elementProjectionJobs")[claimable[0]] if claimable else None
-
+    # derived work (extraction and projection jobs) ---------------------------------------------------------
     def claim_next_element_projection(self) -> ProjectionClaim | None:
-        self._require_writable()
-        job = self._claimable_job()
-        if job is None:
-            return None
-        events = [event for event in (self._section("events").get(eid) for eid in job.source_event_ids) if event]
-        if not events:
-            raise JobStateError(f"Element projection {job.id} has no available source events")
-        tx = Mutation(self._state)
-        claimed = tx.edit("elementProjectionJobs", job.id)
-        claimed.status, claimed.attempts, claimed.last_error = "running", claimed.attempts + 1, None
-        claimed.updated_at = self._stamp()
-        self._commit(tx)
-        return ProjectionClaim(job.id, copy.deepcopy(events), lambda: copy.deepcopy(self.list_elements()),
-                               lambda: [(element.name, element.type) for element in self.list_elements()])
+        """Claim the first pending or failed projection job (for a projector run outside the engine)."""
+        return self._derivation.claim_next_element_projection()
 
     def complete_element_projection(self, job_id: str, result: Any) -> list[Element]:
-        self._require_writable()
-        job = self._section("elementProjectionJobs").get(job_id)
-        if job is None:
-            raise UnknownIdError(f"Unknown element projection: {job_id}")
-        if job.status == "completed":
-            return [self._section("elements")[eid] for eid in job.element_ids if eid in self._section("elements")]
-        if job.status != "running":
-            raise JobStateError(f"Element projection {job_id} is {job.status}, not running")
-        outcome = coerce_projection(result)
-        now = self._stamp()
-        tx = Mutation(self._state)
-        claimed = tx.edit("elementProjectionJobs", job_id)
-        touched = apply_element_changes(tx, claimed, outcome.changes, now=now, new_id=self._new_element_id)
-        reason = utf16_cut(collapse_whitespace(outcome.reason), 500)
-        if not touched and claimed.source_event_ids:
-            count = len(claimed.source_event_ids)
-            reason = f"0 changes projected from {count} events: {reason}" if reason else f"0 changes projected from {count} events."
-        claimed.status, claimed.element_ids = "completed", touched
-        claimed.reason, claimed.last_error, claimed.updated_at = utf16_cut(reason, 500) or None, None, now
-        self._commit(tx)
-        return [self.get_element(element_id) for element_id in touched]
+        return self._derivation.complete_element_projection(job_id, result)
 
     def fail_element_projection(self, job_id: str, error: Any) -> None:
-        self._require_writable()
-        job = self._section("elementProjectionJobs").get(job_id)
-        if job is None:
-            raise UnknownIdError(f"Unknown element projection: {job_id}")
-        if job.status == "completed":
-            return
-        tx = Mutation(self._state)
-        failed = tx.edit("elementProjectionJobs", job_id)
-        failed.status = "failed"
-        failed.last_error = error_message(error) if isinstance(error, BaseException) else str(error)
-        failed.updated_at = self._stamp()
-        self._commit(tx)
-
-    def _project_step(self) -> list[Element]:
-        if self._projector is None or self._claimable_job() is None:
-            return []
-        claim = self.claim_next_element_projection()
-        if claim is None:
-            return []
-        self._running_jobs.add(claim.job_id)
-        try:
-            try:
-                result = call_model(self._projector, claim)
-            except Exception as error:
-                self.fail_element_projection(claim.job_id, error)
-                raise
-            return self.complete_element_projection(claim.job_id, result)
-        finally:
-            self._running_jobs.discard(claim.job_id)
-
-    # recovery -----------------------------------------------------------------------------------------------
-    def _is_stale(self, updated_at: str, lease: timedelta) -> bool:
-        try:
-            age_ms = epoch_ms(self._now()) - epoch_ms(updated_at)
-        except InvalidInputError:
-            return True
-        return age_ms >= lease / timedelta(milliseconds=1)
+        self._derivation.fail_element_projection(job_id, error)
 
     def recover_interrupted_jobs(self, lease: timedelta = JOB_LEASE) -> int:
-        """Mark `running` jobs whose last update is older than `lease` as failed, so they are retried.
-
-        The reference failed every running job whenever a namespace was opened, which sabotaged a worker still
-        running in another process (§11.9). Here a job counts as interrupted only once its lease has expired,
-        and jobs this instance is running are never touched. Returns how many jobs were recovered."""
-        self._require_writable()
-        tx = Mutation(self._state)
-        for job in self.list_extraction_jobs():
-            if job.status == "running" and job.block_id not in self._running_jobs and self._is_stale(job.updated_at, lease):
-                edited = tx.edit("extractionJobs", job.block_id)
-                edited.status, edited.last_error, edited.updated_at = "failed", EXTRACTION_INTERRUPTED, self._stamp()
-        for job in self.list_element_projection_jobs():
-            if job.status == "running" and job.id not in self._running_jobs and self._is_stale(job.updated_at, lease):
-                edited = tx.edit("elementProjectionJobs", job.id)
-                edited.status, edited.last_error, edited.updated_at = "failed", PROJECTION_INTERRUPTED, self._stamp()
-        count = sum(len(items) for items in tx.changed.values())
-        if count:
-            self._commit(tx)
-        return count
+        return self._derivation.recover_interrupted_jobs(lease)
 
     def resume_pending_work(self, *, retry_skipped: bool = False, job_lease: timedelta = JOB_LEASE) -> WorkResult:
         """Seal every full tail, run every eligible extraction and projection (after recovering jobs whose
         lease expired). Errors abort the resume and propagate."""
-        self._require_writable()
-        self.recover_interrupted_jobs(job_lease)
-        work = WorkResult()
-        while (sealable := self._next_sealable_thread()) is not None:
-            work.sealed_blocks.append(self._seal(sealable[0]))
-            work.extracted_events += self._extract_step()
-            work.projected_elements += self._project_step()
-        while self._eligible_extraction((None, "failed")) is not None:
-            work.extracted_events += self._extract_step()
-            work.projected_elements += self._project_step()
-        if retry_skipped:
-            jobs = self._section("extractionJobs")
-            for block in self.list_blocks():
-                job = jobs.get(block.id)
-                if job and job.status == "skipped" and block.should_extract and self._neighbours(block)[1] is not None:
-                    work.extracted_events += self._extract_step(include_skipped=True, block_id=block.id)
-        while self._projector is not None and self._claimable_job() is not None:
-            work.projected_elements += self._project_step()
-        return work
+        return self._derivation.resume_pending_work(retry_skipped=retry_skipped, job_lease=job_lease)
 
     # events -------------------------------------------------------------------------------------------------
     def _journal(self, tx: Mutation, entry: Mapping[str, Any] | None) -> None:
@@ -839,7 +608,7 @@ class StrataGate:
         tx = Mutation(self._state)
         event = event_ops.add_event(tx, data, event_id=data.id or self._new_id("evt"),
                                     source_block_id=data.source_block_id or "", now=now, strict_supersedes=bool(extra))
-        self._queue_projection(tx, [event.id], now)
+        self._derivation.queue_projection(tx, [event.id], now)
         self._journal(tx, journal_entry)
         self._commit(tx)
         return self.get_event(event.id)
