@@ -70,7 +70,9 @@ field_lists = st.lists(st.tuples(texts, weights), min_size=1, max_size=3).map(
 queries = st.lists(st.sampled_from([*WORDS, "missing"]), min_size=1, max_size=3).map(" ".join)
 # "rank" runs a top-2 query in between writes, so later writes meet postings arrays already built.
 operations = st.lists(
-    st.tuples(st.sampled_from(["add", "add", "replace", "remove", "rank"]), st.sampled_from(KEYS), field_lists, queries),
+    st.tuples(
+        st.sampled_from(["add", "add", "replace", "remove", "rank", "compact"]), st.sampled_from(KEYS), field_lists, queries
+    ),
     max_size=60,
 )
 
@@ -78,13 +80,16 @@ operations = st.lists(
 def _apply(operations: list[tuple[str, str, list[SearchField], str]]) -> tuple[InvertedIndex, dict[str, list[SearchField]]]:
     """Run the operations on an index and on a plain dict (in the reference's list order) side by side.
 
-    Blocks of two postings make top-k queries stop early after a few documents, as they do at scale.
+    Blocks of two postings and settling after two changes make top-k queries stop early after a few
+    documents and postings move between pending changes and arrays, as they do at scale.
     """
-    index = InvertedIndex(block_size=2)
+    index = InvertedIndex(block_size=2, settle_after=2)
     documents: dict[str, list[SearchField]] = {}
     for operation, key, fields, query in operations:
         if operation == "rank":
             assert index.rank(query, limit=2) == _reference(documents, query)[:2]
+        elif operation == "compact":
+            index.compact()
         if operation == "add" and key not in documents:
             index.add(key, fields)
             documents[key] = fields
@@ -135,6 +140,16 @@ def test_explain_splits_each_term_score_over_its_fields(operations, query: str) 
             assert sum(part.frequency for part in hit.contributions if part.term == term) == tokens.count(term)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(field_lists, min_size=1, max_size=40), queries)
+def test_bulk_add_then_rank_equals_reference(fields: list[list[SearchField]], query: str) -> None:
+    documents = {f"evt_{number}": document for number, document in enumerate(fields)}
+    index = InvertedIndex(block_size=2, settle_after=2)
+    index.add_many(documents.items())
+    assert index.rank(query) == _reference(documents, query)
+    assert index.rank(query, limit=3) == _reference(documents, query)[:3]
+
+
 def test_adding_an_indexed_key_or_removing_an_unknown_one_is_an_error_and_changes_nothing() -> None:
     index = InvertedIndex()
     index.add("evt_1", [("title", "alpha beta", 4)])
@@ -149,7 +164,7 @@ def test_adding_an_indexed_key_or_removing_an_unknown_one_is_an_error_and_change
 def test_top_k_ties_that_collate_equal_keep_insertion_order_across_passes() -> None:
     """'k\\u200b' and 'k' collate equal; the one indexed first ranks first, even when a rewrite makes the
     later one scored in an earlier pass of an early-stopping query."""
-    index = InvertedIndex(block_size=1)
+    index = InvertedIndex(block_size=1, settle_after=100)
     documents: dict[str, list[SearchField]] = {}
 
     def add(key: str, text: str) -> None:
@@ -160,6 +175,6 @@ def test_top_k_ties_that_collate_equal_keep_insertion_order_across_passes() -> N
     for number in range(6):
         add(f"filler{number}", "alpha alpha")
     add("k", "alpha beta")
-    assert index.rank("alpha", limit=1)  # builds the postings arrays
+    index.compact()
     index.replace("k", [("title", "alpha beta", 1)])
     assert index.rank("alpha", limit=8) == _reference(documents, "alpha")[:8]
