@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 FACT_COLUMNS = ("Key", "Mode", "Value", "Status", "Valid from", "Valid to", "Sources")
 FACT_COLOURS = {"active": "#16a34a", "superseded": "#9ca3af", "disputed": "#f59e0b"}
 DAY_MS = 86_400_000
+MIN_LABELLED_SHARE = 0.08
+"""A fact bar shows its value only if it spans this share of the plotted time."""
 
 
 def iso_utc(milliseconds: int) -> str:
@@ -109,26 +111,33 @@ class ValidityPlot(pg.PlotWidget):
     def show_facts(self, facts: list[ElementFact], edges_ms: tuple[int, int]) -> None:
         self.clear()
         self.intervals = []
-        keys: dict[str, int] = {}
+        lanes: list[tuple[str, float]] = []
+        """(key, end of its last bar): a fact overlapping the last bar of its key's lanes opens a new lane."""
         low, high = edges_ms[0] / 1000, edges_ms[1] / 1000
         for fact in facts:
-            lane = keys.setdefault(fact.key, len(keys))
             start = parse_js_date(fact.valid_from) if fact.valid_from else None
             end = parse_js_date(fact.valid_to) if fact.valid_to else None
             x0 = low if start is None else start / 1000
             x1 = high if end is None else end / 1000
+            lane = next((n for n, (key, last_end) in enumerate(lanes) if key == fact.key and last_end <= x0), None)
+            if lane is None:
+                lane = len(lanes)
+                lanes.append((fact.key, x1))
+            else:
+                lanes[lane] = (fact.key, x1)
             self.intervals.append((fact.id, fact.key, x0, x1))
             colour = QColor(FACT_COLOURS.get(fact.status, "#3b82f6"))
             self.addItem(pg.BarGraphItem(x0=[x0], x1=[max(x1, x0 + 60)], y=[lane], height=0.5, brush=colour,
                                          pen=pg.mkPen("#00000060")))
-            label = pg.TextItem(fact.value_text[:40], color="#111827", anchor=(0, 0.5))
-            label.setPos(x0, lane)
-            self.addItem(label)
-        self.getAxis("left").setTicks([[(lane, key) for key, lane in keys.items()]])
+            if x1 - x0 >= (high - low) * MIN_LABELLED_SHARE:  # short bars keep their value in the table only
+                label = pg.TextItem(fact.value_text[:40], color="#111827", anchor=(0, 0.5))
+                label.setPos(x0, lane)
+                self.addItem(label)
+        self.getAxis("left").setTicks([[(lane, key) for lane, (key, _end) in enumerate(lanes)]])
         self.getAxis("left").setWidth(110)
         self.addItem(self.cursor)
         self.setXRange(low, high, padding=0.02)
-        self.setYRange(-0.6, max(1, len(keys)) - 0.4, padding=0)
+        self.setYRange(-0.6, max(1, len(lanes)) - 0.4, padding=0)
 
     def move_cursor(self, at_ms: int) -> None:
         self.cursor.setValue(at_ms / 1000)
