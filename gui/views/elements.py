@@ -104,8 +104,8 @@ class ValidityPlot(pg.PlotWidget):
         self.setMinimumHeight(160)
         self.setMouseEnabled(y=False)
         self.hideButtons()
-        self.intervals: list[tuple[str, str, float, float]] = []
-        """(fact id, key, start s, end s) as drawn."""
+        self.intervals: list[tuple[str, str, int, float, float]] = []
+        """(fact id, key, lane, start s, end s) as drawn."""
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ef4444", width=2))
 
     def show_facts(self, facts: list[ElementFact], edges_ms: tuple[int, int]) -> None:
@@ -125,7 +125,7 @@ class ValidityPlot(pg.PlotWidget):
                 lanes.append((fact.key, x1))
             else:
                 lanes[lane] = (fact.key, x1)
-            self.intervals.append((fact.id, fact.key, x0, x1))
+            self.intervals.append((fact.id, fact.key, lane, x0, x1))
             colour = QColor(FACT_COLOURS.get(fact.status, "#3b82f6"))
             self.addItem(pg.BarGraphItem(x0=[x0], x1=[max(x1, x0 + 60)], y=[lane], height=0.5, brush=colour,
                                          pen=pg.mkPen("#00000060")))

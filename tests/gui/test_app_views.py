@@ -213,7 +213,11 @@ def test_element_history_and_as_of_state(opened_window, qtbot):
     assert elements.facts.rowCount() == 8
     storage = [elements.facts.item(r, 2).text() for r in range(8) if elements.facts.item(r, 0).text() == "storage"]
     assert storage == ["SQLite", "PostgreSQL"]
-    assert len(elements.validity.intervals) == 8
+    lanes = {fact: (key, lane) for fact, key, lane, _start, _end in elements.validity.intervals}
+    assert len(lanes) == 8
+    # Superseded and superseding states share a lane; overlapping set members get their own.
+    assert lanes["fact_10"][1] == lanes["fact_19"][1] and lanes["fact_11"][1] == lanes["fact_22"][1]
+    assert lanes["fact_3"][0] == lanes["fact_25"][0] == "members" and lanes["fact_3"][1] != lanes["fact_25"][1]
     at = int(datetime(2026, 3, 5, tzinfo=UTC).timestamp() * 1000)
     elements.show_as_of(at)
     opened_window.wait_idle()
