@@ -50,14 +50,26 @@ _KINDS = (
     ("change", re.compile(r"\b(chang\w+|switch\w*|moved?|instead|postpon\w+|reschedul\w+|no longer|replac\w+)\b", re.I)),
     ("decision", re.compile(r"\b(decid\w+|decision|agreed|going with|chose|choose|we(?:'ll| will) use|settled on|let's use|approved)\b", re.I)),
     ("plan", re.compile(r"\b(schedul\w+|deadline|due|plan\w*|release|launch|demo|meeting|ship\w*|deliver\w*)\b", re.I)),
-    ("identity", re.compile(r"\b(my name is|i am (?:a|an|the)\b|i'm (?:a|an|the)\b|i work (?:as|at|on)|(?:i am|i'm) [A-Z]\w+)", re.I)),
+    ("identity", re.compile(r"\b((?i:my name is|i am (?:a|an|the)\b|i'm (?:a|an|the)\b|i work (?:as|at|on))|(?:I am|I'm) [A-Z]\w+)")),
     ("fact", re.compile(r"\b(is based in|lives in|works on|owns|leads|joined|is responsible for|is the|reports to|uses)\b", re.I)),
+    # A first-person statement of some length: what happened to, or matters to, the speaker.
+    ("experience", re.compile(r"\b(I|I'm|I've|I'd|I'll|my|me|we|our|we've|we're)\b(?=(?:\W+\w+){5})", re.I)),
 )
 _CRITICALITY = {"safety": "safety", "preference": "preference", "identity": "identity"}
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_DAY = re.compile(r"\b(" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b", re.I)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\b(?:,?\s+(\d{4}))?", re.I)
 _RELATIVE = {"today": 0, "yesterday": -1, "tomorrow": 1}
+# Coarser relative expressions: (pattern, how to shift the mention date, precision).
+_RELATIVE_PERIODS = (
+    (re.compile(r"\blast week(?:end)?\b", re.I), "week", -1),
+    (re.compile(r"\bnext week(?:end)?\b", re.I), "week", 1),
+    (re.compile(r"\blast month\b", re.I), "month", -1),
+    (re.compile(r"\bnext month\b", re.I), "month", 1),
+    (re.compile(r"\blast year\b", re.I), "year", -1),
+    (re.compile(r"\bnext year\b", re.I), "year", 1),
+)
+_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?):\s+(.+)$", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PROJECT = re.compile(r"\b(?:project|Project)\s+([A-Z][\w-]+)|\b([A-Z][\w-]+)\s+project\b")
 _CHOICE = re.compile(
@@ -68,8 +80,24 @@ TAG_LIMIT = 6
 RECENT_EVENTS = 200
 
 
+_SMALL_TALK = re.compile(r"^(?:hi|hey|hello|thanks|thank you|yeah|yep|yes|wow|oh|ok|okay|sure|totally|great|cool)\b", re.I)
+
+
+_SMALL_TALK_OPENER = re.compile(_SMALL_TALK.pattern + r"[^,!.]{0,20}[,!]\s*", re.I)
+
+
 def _first_sentence(text: str, limit: int) -> str:
     return utf16_cut(_SENTENCE_END.split(collapse_whitespace(text), maxsplit=1)[0], limit)
+
+
+def _title(text: str, limit: int = 80) -> str:
+    """The first sentence that says something (not a greeting or thanks, at least four words), else the first."""
+    sentences = _SENTENCE_END.split(collapse_whitespace(text))
+    for sentence in sentences:
+        said = _SMALL_TALK_OPENER.sub("", sentence)  # "Yeah, I painted…" → "I painted…"
+        if len(said.split()) >= 4 and not _SMALL_TALK.match(said):
+            return utf16_cut(said, limit)
+    return utf16_cut(sentences[0], limit)
 
 
 def _keywords(texts: Sequence[str], limit: int) -> list[str]:
@@ -134,6 +162,24 @@ def classify(text: str) -> str | None:
     return None
 
 
+def _shifted(base: date, unit: str, step: int) -> str:
+    """The week's day, the month (YYYY-MM) or the year (YYYY) `step` units from `base`."""
+    if unit == "week":
+        return (base + timedelta(days=7 * step)).isoformat()
+    if unit == "month":
+        months = base.year * 12 + base.month - 1 + step
+        return f"{months // 12:04d}-{months % 12 + 1:02d}"
+    return f"{base.year + step:04d}"
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    """("Caroline", "I went…") for "Caroline: I went…" (imported transcripts name the speaker); else (None, text)."""
+    match = _SPEAKER.match(text)
+    if match and match.group(1) not in _NOT_NAMES:
+        return match.group(1), match.group(2)
+    return None, text
+
+
 def explicit_date(text: str, mentioned_at: str) -> tuple[str, str] | None:
     """(YYYY-MM-DD, the words that gave it) for the first explicit or relative date in `text`."""
     mentioned = parse_js_date(mentioned_at)
@@ -157,6 +203,10 @@ def explicit_date(text: str, mentioned_at: str) -> tuple[str, str] | None:
             match = re.search(rf"\b{word}\b", text, re.I)
             if match:
                 found.append((match.start(), (base + timedelta(days=offset)).isoformat(), match.group(0)))
+        for pattern, unit, step in _RELATIVE_PERIODS:
+            match = pattern.search(text)
+            if match:
+                found.append((match.start(), _shifted(base, unit, step), match.group(0)))
     if not found:
         return None
     _position, value, words = min(found)
@@ -199,14 +249,15 @@ def _superseded(kind: str, text: str, request: ExtractionRequest, pending: list[
 
 
 def extract(request: ExtractionRequest) -> ExtractionResult:
-    """One event per user statement that carries a decision, preference, plan, fact or date."""
+    """One event per user statement that carries a decision, preference, plan, fact, date or first-person
+    experience. A "Name: text" message (an imported transcript) makes Name the speaker."""
     block = request.target
     events: list[dict[str, Any]] = []
-    speaker = "User"
     for index, message in enumerate(block.l5_raw):
         if message.role != "user":
             continue
-        text = collapse_whitespace(message.content)
+        named, text = split_speaker(collapse_whitespace(message.content))
+        speaker = named or "User"
         kind = classify(text)
         when = explicit_date(text, message.created_at)
         if kind is None and when is None:
@@ -214,11 +265,12 @@ def extract(request: ExtractionRequest) -> ExtractionResult:
         kind = kind or "plan"
         reply = _reply_to(block.l5_raw, index)
         names = names_in(text)
-        people = people_in(text)
+        people = [name for name in people_in(text) if name != speaker]
         temporal: dict[str, Any] = {"mentionedAt": message.created_at, "eventType": kind,
                                     "participants": [speaker, *people][:6]}
         if when is not None:
-            temporal.update(happenedStart=when[0], precision="day", basis="explicit", originalText=when[1])
+            precision = {10: "day", 7: "month", 4: "year"}[len(when[0])]
+            temporal.update(happenedStart=when[0], precision=precision, basis="explicit", originalText=when[1])
         else:
             temporal.update(precision="unknown", basis="unknown")
         event_id = f"{block.id}:evt:{index}"
@@ -227,13 +279,13 @@ def extract(request: ExtractionRequest) -> ExtractionResult:
             temporal["supersedesEventIds"] = supersedes
         events.append({
             "id": event_id,
-            "title": _first_sentence(text, 80),
+            "title": _title(text),
             "summary": utf16_cut(text, 500),
             "narrative": utf16_cut(text + (f" Reply: {collapse_whitespace(reply.content)}" if reply else ""), 2000),
             "tags": [kind, *(f"project:{name}" for name in projects_in(text)),
                      *(f"place:{name}" for name in places_in(text)),
                      *(name for name in names if name not in people), *_keywords([text], 4)][:12],
-            "quotes": [_first_sentence(text, 200)],
+            "quotes": [_title(text, 200)],
             "sourceMessageIds": [message.id] + ([reply.id] if reply else []),
             "temporal": temporal,
             "criticality": _CRITICALITY.get(kind, "routine"),

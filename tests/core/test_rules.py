@@ -59,3 +59,16 @@ def test_end_to_end_a_changed_decision_supersedes_and_projects_a_validity_interv
     assert storage[0].valid_to == storage[1].valid_from
     bob = next(element for element in memory.list_elements() if element.name == "Bob")
     assert "works_on: Atlas" in bob.current_state and "based_in: Berlin" in bob.current_state
+
+
+def test_transcript_speakers_first_person_experiences_and_relative_periods():
+    target = block([("user", "Caroline: Yeah, I painted that lake sunrise last year! It's special to me."),
+                    ("assistant", ""), ("user", "Melanie: Thanks, Caroline!"), ("assistant", "")],
+                   at="2023-05-08T13:56:00.000+08:00")
+    events = rules.extract(ExtractionRequest(None, target, None)).events
+    assert len(events) == 1
+    painted = events[0]
+    assert painted["title"] == "I painted that lake sunrise last year!"
+    assert painted["temporal"]["participants"] == ["Caroline"]
+    assert (painted["temporal"]["happenedStart"], painted["temporal"]["precision"]) == ("2022", "year")
+    assert rules.explicit_date("We met last month.", "2023-01-10T09:00:00Z") == ("2022-12", "last month")
