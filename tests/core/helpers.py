@@ -6,11 +6,10 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE, REFERENCE_SNAPSHOT
-
 from stratagate.memory import StrataGate
 from stratagate.snapshot import normalize_snapshot
 from stratagate.storage.memory_backend import MemoryBackend
+from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE, REFERENCE_SNAPSHOT
 
 
 def reference_memory(**options) -> StrataGate:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from helpers import Clock, counter_ids, reference_memory
 
 import stratagate
 from stratagate.errors import (
@@ -17,6 +16,7 @@ from stratagate.errors import (
     UnknownIdError,
 )
 from stratagate.memory import StrataGate
+from tests.core.helpers import Clock, counter_ids, reference_memory
 
 
 @pytest.fixture

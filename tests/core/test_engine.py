@@ -7,10 +7,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import Clock, counter_ids, reference_memory
 
 import stratagate
 from stratagate.weights import SUPERSEDED_CAP
+from tests.core.helpers import Clock, counter_ids, reference_memory
 
 
 @pytest.fixture

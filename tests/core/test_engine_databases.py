@@ -6,13 +6,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import Clock, counter_ids
 
 import stratagate
 from stratagate import rules
 from stratagate.errors import StorageConflictError
 from stratagate.journal import backend_entries, new_entry
 from stratagate.memory import StrataGate
+from tests.core.helpers import Clock, counter_ids
 from tests.postgres_server import fresh_database
 
 TURNS = [

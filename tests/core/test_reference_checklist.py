@@ -11,7 +11,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import Clock, counter_ids
 
 import stratagate
 from stratagate.assessment import normalize_retrieval_assessment
@@ -26,6 +25,7 @@ from stratagate.search.rrf import rrf_rank
 from stratagate.search.tokenize import weighted_search_tokens
 from stratagate.storage.memory_backend import MemoryBackend
 from stratagate.timeutil import to_utc8_iso
+from tests.core.helpers import Clock, counter_ids
 
 
 def summarize_for_extraction(messages):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from helpers import reference_memory, reference_oracle
+
+from tests.core.helpers import reference_memory, reference_oracle
 
 ORACLE = reference_oracle()
 OPTION_NAMES = {"temporalIntent": "temporal_intent", "eventType": "event_type", "happenedFrom": "happened_from",

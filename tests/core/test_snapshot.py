@@ -6,12 +6,12 @@ import copy
 import json
 
 import pytest
-from conftest import REFERENCE_NAMESPACE, REFERENCE_SNAPSHOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.errors import SnapshotError
 from stratagate.snapshot import empty_snapshot, normalize_snapshot
+from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_SNAPSHOT
 
 
 @pytest.fixture
