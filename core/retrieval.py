@@ -178,6 +178,8 @@ class Retrieval:
         self._events: InvertedIndex | None = None
         self._facts: InvertedIndex | None = None
         self._fact_elements: dict[str, str] = {}
+        self._indexed_facts: dict[str, ElementFact] = {}
+        self._element_labels: dict[str, tuple[str, tuple[str, ...], str]] = {}
         self._raw_tokens: dict[str, list[frozenset[str]]] = {}
 
     # index upkeep -------------------------------------------------------------------------------------------
@@ -192,16 +194,26 @@ class Retrieval:
     def _fact_index(self) -> InvertedIndex:
         if self._facts is None:
             index = InvertedIndex()
-            self._fact_elements = {}
+            self._fact_elements, self._indexed_facts, self._element_labels = {}, {}, {}
             for element in self._memory.list_elements():
                 self._index_element(index, element)
             self._facts = index
         return self._facts
 
     def _index_element(self, index: InvertedIndex, element: Element) -> None:
-        record = element.to_record()
-        for fact, fact_record in zip(element.facts, record["facts"], strict=True):
-            index.replace(fact.id, element_fact_search_fields(record, fact_record))
+        """(Re-)index the element's facts. Facts are replaced, never edited, so only new fact objects need
+        indexing, unless the element's name, aliases or type (part of every fact's document) changed."""
+        labels = (element.name, tuple(element.aliases), element.type)
+        relabelled = self._element_labels.get(element.id) != labels
+        self._element_labels[element.id] = labels
+        element_record: dict | None = None
+        for fact in element.facts:
+            if not relabelled and self._indexed_facts.get(fact.id) is fact:
+                continue
+            if element_record is None:
+                element_record = {"name": element.name, "aliases": element.aliases, "type": element.type}
+            index.replace(fact.id, element_fact_search_fields(element_record, fact.to_record()))
+            self._indexed_facts[fact.id] = fact
             self._fact_elements[fact.id] = element.id
 
     def on_applied(self, section: str, keys: list[str]) -> None:

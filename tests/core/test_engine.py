@@ -178,3 +178,22 @@ def test_exported_snapshot_is_a_valid_v7_snapshot(memory):
 
     exported = memory.export_snapshot()
     assert normalize_snapshot(exported) == exported
+
+
+def test_fact_index_follows_projections_exactly():
+    def projector(request):
+        return {"changes": [{"name": "Atlas", "type": "project", "key": "storage", "mode": "state",
+                             "operation": "set_state", "value": event.title.split()[-1],
+                             "sourceEventIds": [event.id]} for event in request.events]}
+    m = stratagate.in_memory(block_turn_size=1, projector=projector)
+    block = m.append_turn("one", "r").sealed_block
+    m.add_event("Storage is SQLite", source_block_id=block.id)
+    m.resume_pending_work()
+    assert [hit.fact.value for hit in m.search_elements("SQLite")] == ["SQLite"]  # index built here
+    m.add_event("Storage is PostgreSQL", source_block_id=block.id)
+    m.resume_pending_work()
+    live = [(hit.fact.id, hit.fact.status, hit.score) for hit in m.search_elements("storage Atlas")]
+    assert sorted(status for _id, status, _score in live) == ["active", "superseded"]
+    fresh = stratagate.StrataGate.open_with_backend(m.backend, m.namespace)
+    assert [(hit.fact.id, hit.fact.status, hit.score) for hit in fresh.search_elements("storage Atlas")] == live
+    assert [hit.fact.value for hit in m.search_elements("PostgreSQL")] == ["PostgreSQL"]
