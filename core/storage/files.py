@@ -41,6 +41,15 @@ def has_live_wal(path: Path) -> bool:
     return wal.is_file() and wal.stat().st_size > 0
 
 
+def user_version_through_sqlite(path: Path) -> int:
+    """`PRAGMA user_version` as SQLite sees it, WAL content included."""
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        connection.close()
+
+
 def read_header(path: Path) -> SqliteHeader:
     """Check that `path` is a whole SQLite database file without opening it; raise StorageOpenError if not."""
     location = str(path)

@@ -333,23 +333,27 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
         if not path.parent.is_dir():
             raise StorageOpenError(location, f"its folder {path.parent} does not exist")
         return _prepare_sqlite(path, location, version=0, read_only=False, timeout=timeout, new_file=True)
-    header = files.read_header(path)
-    version = header.user_version
-    if version > schema.NEWEST_READABLE_VERSION or version < 0:
-        raise StorageOpenError(
-            location,
-            f"schema {version} is newer than this StrataGate can read "
-            f"({schema.SCHEMA_VERSION}, or up to {schema.NEWEST_READABLE_VERSION} read-only)",
-        )
-    if version > schema.SCHEMA_VERSION:
-        read_only = True
-    if not read_only:
-        if not files.has_live_wal(path):
-            # Refuse a foreign file before SQLite connects for writing (which could leave side files).
-            _check_is_stratagate(location, version, files.peek_table_names(path))
-        return _prepare_sqlite(path, location, version=version, read_only=False, timeout=timeout)
-    copy = files.forensic_copy(path)
+    version = files.read_header(path).user_version
+    live_wal = files.has_live_wal(path)
+    # A forensic open reads a private copy (file and WAL); the original is never connected to.
+    copy = files.forensic_copy(path) if read_only else None
     try:
+        if live_wal:
+            # The header lags behind what is still in the WAL (a just-created schema, an upgrade): ask SQLite.
+            version = files.user_version_through_sqlite(copy.database if copy else path)
+        if version > schema.NEWEST_READABLE_VERSION or version < 0:
+            raise StorageOpenError(
+                location,
+                f"schema {version} is newer than this StrataGate can read "
+                f"({schema.SCHEMA_VERSION}, or up to {schema.NEWEST_READABLE_VERSION} read-only)",
+            )
+        if copy is None and version > schema.SCHEMA_VERSION:
+            copy = files.forensic_copy(path)
+        if copy is None:
+            if not live_wal:
+                # Refuse a foreign file before SQLite connects for writing (which could leave side files).
+                _check_is_stratagate(location, version, files.peek_table_names(path))
+            return _prepare_sqlite(path, location, version=version, read_only=False, timeout=timeout)
         backend = _prepare_sqlite(
             copy.database, location, version=version, read_only=True, timeout=timeout, forensic_copy=copy
         )
@@ -357,7 +361,8 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
             backend.close()
             raise StorageOpenError(location, "changed while it was being read (is another program writing it?)")
     except BaseException:
-        copy.cleanup()
+        if copy is not None:
+            copy.cleanup()
         raise
     return backend
 

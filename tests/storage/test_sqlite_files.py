@@ -80,6 +80,23 @@ def test_forensic_open_sees_content_still_in_a_live_wal(tmp_path: Path, referenc
         writer.close()
 
 
+def test_a_new_file_opens_again_while_its_creator_keeps_it_open(tmp_path: Path) -> None:
+    # The new schema and user_version are still only in the WAL: the header says version 0.
+    path = tmp_path / "new.sqlite"
+    creator = open_backend(path)
+    try:
+        creator.create_space(NS, {})
+        second = open_backend(path)
+        forensic = open_backend(path, read_only=True)
+        assert second.list_namespaces() == [NS]
+        assert forensic.list_namespaces() == [NS]
+        assert forensic.schema_version == 7
+        second.close()
+        forensic.close()
+    finally:
+        creator.close()
+
+
 def test_reads_through_a_writable_backend_never_write(tmp_path: Path, reference_v7) -> None:
     path = _v7_file(tmp_path / "memory.sqlite", reference_v7)
     before = _state(tmp_path)
