@@ -1,0 +1,137 @@
+"""`stratagate search DB QUERY --namespace NS`: run a retrieval read-only and explain every hit.
+
+The database is always opened forensically (read-only, byte-identical), and searches run with
+`record=False`, so asking "why did the agent recall that?" never changes what it remembers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+import stratagate
+from stratagate.retrieval import SearchHits
+
+KINDS = ("events", "elements", "raw")
+
+
+@click.command("search")
+@click.argument("database")
+@click.argument("query")
+@click.option("--namespace", required=True, help="The namespace to search.")
+@click.option("--kind", type=click.Choice(KINDS), default="events", show_default=True, help="What to search.")
+@click.option("--limit", type=int, help="Hits to return (events: 1-20, default 6; elements: 1-12, default 8).")
+@click.option("--participant", "participants", multiple=True, help="Events: a participant (repeatable).")
+@click.option("--event-type", help="Events: the event type.")
+@click.option("--happened-from", help="Events: happened on or after this date.")
+@click.option("--happened-to", help="Events: happened on or before this date.")
+@click.option("--temporal-intent", type=click.Choice(["first", "latest"]), help="Events: order by chronology.")
+@click.option("--name", help="Elements: the element name or an alias.")
+@click.option("--type", "element_type", help="Elements: the element type.")
+@click.option("--explain", is_flag=True, help="Show ranks per ranking, BM25 term contributions and exclusions.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def command(database: str, query: str, namespace: str, kind: str, limit: int | None, participants: tuple[str, ...],
+            event_type: str | None, happened_from: str | None, happened_to: str | None,
+            temporal_intent: str | None, name: str | None, element_type: str | None, explain: bool,
+            as_json: bool) -> None:
+    """Search QUERY in DATABASE (an SQLite file or a PostgreSQL URL) without writing anything."""
+    memory = stratagate.open(database, namespace, read_only=True)
+    try:
+        if kind == "events":
+            hits = memory.search_events(
+                query, limit=limit, participants=list(participants) or None, event_type=event_type,
+                happened_from=happened_from, happened_to=happened_to, temporal_intent=temporal_intent,
+                explain=explain,
+            )
+            rows = [_event_row(hit, memory) for hit in hits]
+        elif kind == "elements":
+            hits = memory.search_elements(query, limit=limit, name=name, type=element_type, explain=explain)
+            rows = [_element_row(hit) for hit in hits]
+        else:
+            hits = memory.search_raw_memory(query, 6 if limit is None else limit)
+            rows = [_raw_row(hit) for hit in hits]
+        report = {"query": query, "kind": kind, "hits": rows}
+        if explain and isinstance(hits, SearchHits) and hits.explanation:
+            report["explanation"] = _explanation(hits)
+        if as_json:
+            click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        else:
+            _print_text(report)
+    finally:
+        memory.close()
+
+
+def _hit_explanation(hit: Any) -> dict[str, Any] | None:
+    explanation = getattr(hit, "explanation", None)
+    if explanation is None:
+        return None
+    bm25 = explanation.bm25
+    return {
+        "ranks": explanation.ranks,
+        "bm25": None if bm25 is None else {
+            "score": bm25.score,
+            "contributions": [
+                {"term": part.term, "field": part.field, "frequency": part.frequency, "score": part.score}
+                for part in bm25.contributions
+            ],
+        },
+    }
+
+
+def _event_row(hit: Any, memory: stratagate.StrataGate) -> dict[str, Any]:
+    return {
+        "id": hit.event.id, "score": hit.score, "title": hit.event.title, "status": hit.event.status,
+        "weight": memory.event_weight(hit.event.id), "explain": _hit_explanation(hit),
+    }
+
+
+def _element_row(hit: Any) -> dict[str, Any]:
+    return {
+        "id": hit.fact.id, "score": hit.score, "element": hit.element.id, "name": hit.element.name,
+        "key": hit.fact.key, "value": hit.fact.value, "status": hit.fact.status, "explain": _hit_explanation(hit),
+    }
+
+
+def _raw_row(hit: Any) -> dict[str, Any]:
+    return {
+        "block": hit.block_id, "turns": list(hit.turn_range), "message": hit.message.id,
+        "role": hit.message.role, "content": hit.message.content,
+    }
+
+
+def _explanation(hits: SearchHits) -> dict[str, Any]:
+    explanation = hits.explanation
+    return {
+        "tokens": explanation.tokens,
+        "mode": explanation.mode,
+        "rankings": explanation.rankings,
+        "excluded": [{"id": item.id, "reason": item.reason} for item in explanation.excluded],
+    }
+
+
+def _print_text(report: dict[str, Any]) -> None:
+    hits = report["hits"]
+    click.echo(f"{len(hits)} {report['kind']} hit(s) for {report['query']!r}")
+    for number, row in enumerate(hits, 1):
+        if report["kind"] == "events":
+            click.echo(f"{number:>3}. {row['id']}  score {row['score']:.6f}  weight {row['weight']:.3f}  "
+                       f"[{row['status']}] {row['title']}")
+        elif report["kind"] == "elements":
+            click.echo(f"{number:>3}. {row['id']}  score {row['score']:.6f}  {row['name']}.{row['key']} = "
+                       f"{row['value']!r} [{row['status']}]")
+        else:
+            click.echo(f"{number:>3}. {row['block']} turns {row['turns'][0]}-{row['turns'][1]}  "
+                       f"{row['role']}: {row['content'][:100]}")
+        explain = row.get("explain")
+        if explain:
+            ranks = ", ".join(f"{ranking} #{rank + 1}" for ranking, rank in explain["ranks"].items() if rank is not None)
+            click.echo(f"       ranks: {ranks or 'none'}")
+            for part in (explain["bm25"] or {}).get("contributions", []):
+                click.echo(f"       bm25 {part['term']} in {part['field']} (tf {part['frequency']}): {part['score']:.4f}")
+    explanation = report.get("explanation")
+    if explanation:
+        click.echo(f"mode: {explanation['mode']}; tokens: {' '.join(explanation['tokens']) or '(none)'}")
+        for item in explanation["excluded"]:
+            click.echo(f"  excluded {item['id']}: {item['reason']}")
