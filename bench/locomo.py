@@ -7,7 +7,7 @@ and projector (`stratagate.importers.locomo`), and every question with evidence 
 
 - raw memory: the engine's raw-memory search, its hits' messages mapped to their dia_ids;
 - events: `search_events`, each hit's source messages mapped to their dia_ids;
-- fusion: reciprocal-rank fusion (k 60) of those two dia_id rankings;
+- fusion: the ranked raw memory reordered by the turns the events cite (`raw_search.promote_event_turns`);
 - the peer: a plain SQLite FTS5 table with one row per dia_id holding the same text, ranked by bm25(),
   queried with the question's words OR-ed together.
 
@@ -36,12 +36,7 @@ from report import markdown_table, write_section
 
 import stratagate
 from stratagate.importers.locomo import LocomoConversation, import_conversation, read_locomo_file
-from stratagate.importers.locomo_recall import (
-    CATEGORY_NAMES,
-    ConversationRetrieval,
-    recall_at_k,
-    rrf_fuse,
-)
+from stratagate.importers.locomo_recall import CATEGORY_NAMES, ConversationRetrieval, recall_at_k
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPOSITORY.parent / "shared" / "data" / "locomo"
@@ -133,9 +128,7 @@ def measure(conversation: LocomoConversation, workdir: Path) -> ConversationResu
             "raw memory (reference scan)": lambda q: retrieval.raw_memory(q, DEPTH),
             "raw memory, ranked": lambda q: retrieval.ranked_raw_memory(q, DEPTH),
             "events": lambda q: retrieval.events(q, DEPTH),
-            "fusion (ranked raw + events)": lambda q: rrf_fuse(
-                [retrieval.ranked_raw_memory(q, DEPTH), retrieval.events(q, DEPTH)]
-            ),
+            "fusion (ranked raw + events)": lambda q: retrieval.fusion(q, DEPTH),
         }
         for question in conversation.questions:
             if question.category == ADVERSARIAL or not question.evidence:

@@ -12,8 +12,7 @@ from datetime import datetime
 
 from stratagate.importers.locomo import LocomoConversation
 from stratagate.memory import StrataGate
-from stratagate.raw_search import RankedRawSearch
-from stratagate.search.rrf import fuse
+from stratagate.raw_search import RankedRawSearch, promote_event_turns
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
@@ -69,6 +68,11 @@ class ConversationRetrieval:
         return self.turns.dia_ids(message_id for hit in hits for message_id in hit.event.source_message_ids)
 
 
+    def fusion(self, question: str, k: int) -> list[str]:
+        """Ranked raw memory reordered by the turns events cite (`raw_search.promote_event_turns`)."""
+        return promote_event_turns(self.ranked_raw_memory(question, k), self.events(question, k))
+
+
 def first_occurrences(dia_ids: Iterable[str]) -> list[str]:
     """A ranked list with repeats removed, each id at its best rank."""
     return list(dict.fromkeys(dia_ids))
@@ -81,8 +85,3 @@ def recall_at_k(evidence: Sequence[str], ranked_dia_ids: Sequence[str], k: int) 
     top = set(first_occurrences(ranked_dia_ids)[:k])
     return sum(1 for dia_id in set(evidence) if dia_id in top) / len(set(evidence))
 
-
-def rrf_fuse(rankings: Sequence[Sequence[str]]) -> list[str]:
-    """Reciprocal-rank fusion (the engine's, k 60) of ranked dia_id lists. Repeats within one list are
-    dropped first: several hits citing one turn are one piece of evidence, not several votes."""
-    return [hit.id for hit in fuse([first_occurrences(ranking) for ranking in rankings])]

@@ -1,4 +1,4 @@
-"""Recall helpers used by bench/locomo.py: recall@k, dia_id-level RRF, message → dia_id mapping."""
+"""Recall helpers used by bench/locomo.py: recall@k and the message → dia_id mapping."""
 
 from __future__ import annotations
 
@@ -10,11 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stratagate.importers.locomo import read_locomo_file
-from stratagate.importers.locomo_recall import (
-    TurnIndex,
-    recall_at_k,
-    rrf_fuse,
-)
+from stratagate.importers.locomo_recall import TurnIndex, recall_at_k
 
 SMALL = Path(__file__).parents[1] / "importers" / "small-locomo.json"
 
@@ -36,13 +32,6 @@ def test_recall_counts_evidence_in_the_first_k_distinct_ids():
 )
 def test_recall_is_a_share_and_never_drops_as_k_grows(evidence, ranked, k):
     assert 0.0 <= recall_at_k(evidence, ranked, k) <= recall_at_k(evidence, ranked, k + 1) <= 1.0
-
-
-def test_rrf_fuses_by_reciprocal_rank_with_reference_ties():
-    # b: 1/61 + 1/62 beats a: 1/61; c and d tie on score (1/63) and best rank (2), so id order decides.
-    assert rrf_fuse([["a", "b", "c"], ["b", "e", "d"]]) == ["b", "a", "e", "c", "d"]
-    assert rrf_fuse([["a", "a", "b"]]) == ["a", "b"]
-    assert rrf_fuse([]) == []
 
 
 def test_turn_index_maps_messages_by_their_instant():

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from stratagate.model import Block, Message
-from stratagate.raw_search import RankedRawSearch, memory_turns
+from stratagate.raw_search import (
+    EVENT_PAGE,
+    FUNCTION_WORDS,
+    RankedRawSearch,
+    memory_turns,
+    promote_event_turns,
+    ranked_text,
+)
+from stratagate.search.tokenize import search_tokens
 
 
 def _message(number: int, role: str, content: str, thread_id: str | None = None) -> Message:
@@ -65,8 +73,9 @@ def test_the_turn_that_says_it_ranks_first_and_the_open_tail_is_searched():
     assert hits[0].turn.messages[0].id == "msg_005"
     assert hits[0].score > hits[1].score > 0
     # The answer, one turn later, is found through its neighbour: "third place" alone shares no query word.
-    assert [hit.turn.messages[0].id for hit in hits[1:]] == ["msg_007", "msg_003"]
-    assert [turn.messages[0].id for turn in hits[1].nearby] == ["msg_005"]
+    assert hits[1].turn.messages[0].id == "msg_007"
+    # Two turns on each side, in conversation order (the thread has none after it).
+    assert [turn.messages[0].id for turn in hits[1].nearby] == ["msg_003", "msg_005"]
 
 
 def test_limit_and_no_shared_token_give_fewer_hits():
@@ -81,5 +90,54 @@ def test_explain_splits_each_score_by_the_turn_and_its_neighbours():
     search = RankedRawSearch.of(*_conversation())
     [best, answer] = search.explain("rowing race", 2)
     assert {part.field for part in best.contributions} == {"turn"}
-    assert {part.field for part in answer.contributions} == {"before"}
+    assert {part.field for part in answer.contributions} == {"before 1"}
     assert answer.score == search.search("rowing race", 2)[1].score
+
+
+def test_ranked_text_stems_words_strips_possessives_and_drops_function_words():
+    assert ranked_text("Caroline's kids' paintings") == "carolin kid paint"
+    assert ranked_text("Caroline\u2019s painted") == "carolin paint"  # the typographic apostrophe too
+    assert ranked_text("Would she have it on her shelf?") == "shelf"
+    assert ranked_text("Ran 3.5 km") == "ran 3.5 km"
+    assert ranked_text("") == ""
+
+
+def test_the_reference_tokenizer_is_left_as_it_is():
+    # The ranked mode analyses on top of it; the parity tokenizer still keeps the possessive whole.
+    assert search_tokens("Caroline's kids") == ["word:caroline's", "word:kids"]
+
+
+def test_a_possessive_or_inflected_query_finds_the_plain_word():
+    turns = memory_turns([], [
+        _message(1, "user", "Caroline: the kid painted a sunset."),
+        _message(2, "user", "Melanie: we went camping at the lake."),
+        _message(3, "user", "Melanie: lovely weather today."),
+        _message(4, "user", "Caroline: see you soon."),
+        _message(5, "user", "Melanie: bye!"),
+    ])
+    search = RankedRawSearch(turns)
+    assert search.search("Caroline's kids' paintings", 1)[0].turn.messages[0].id == "msg_001"
+    assert search.search("Where did they camp?", 1)[0].turn.messages[0].id == "msg_002"
+
+
+def test_a_query_of_function_words_only_finds_nothing():
+    search = RankedRawSearch.of(*_conversation())
+    assert all(word in FUNCTION_WORDS for word in ("did", "i", "my", "how", "it"))
+    assert search.search("How did I do it?", 5) == []
+
+
+def test_events_reorder_raw_turns_but_add_none():
+    raw = [f"t{rank}" for rank in range(30)]
+    assert promote_event_turns(raw, ["only-events", "t5"]) == ["t5", *(t for t in raw if t != "t5")]
+    assert promote_event_turns(raw, []) == raw
+    assert promote_event_turns(["a", "a", "b"], ["b", "b"]) == ["b", "a"]
+
+
+def test_an_event_lifts_a_turn_by_at_most_one_page_near_the_top():
+    raw = [f"t{rank}" for rank in range(30)]
+    # The event's best hit on the turn at rank EVENT_PAGE takes it to the second place, not the first.
+    promoted = promote_event_turns(raw, [raw[EVENT_PAGE]])
+    assert promoted[:2] == ["t0", raw[EVENT_PAGE]]
+    # A lower event hit lifts it less.
+    events_first = [f"elsewhere{rank}" for rank in range(30)]
+    assert 1 < promote_event_turns(raw, [*events_first, raw[EVENT_PAGE]]).index(raw[EVENT_PAGE]) < EVENT_PAGE
