@@ -58,6 +58,7 @@ from stratagate.model import (
     ToolTrace,
     UsageReceipt,
 )
+from stratagate.raw_search import MemoryTurnSearch, RankedRawHit
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
@@ -187,6 +188,7 @@ class StrataGate:
         self._block_order_cache: _BlockOrder | None = None
         self._derivation = Derivation(self)
         self._retrieval: Any = None
+        self._turn_search = MemoryTurnSearch(self)
 
         space = backend.load_space(namespace)
         if space is None:
@@ -300,6 +302,7 @@ class StrataGate:
         self._derivation.pending.on_applied(section, keys)
         if self._retrieval is not None:
             self._retrieval.on_applied(section, keys)
+        self._turn_search.on_applied(section, keys)
 
     def _section(self, name: str) -> dict[str, Any]:
         return self._state.section(name)
@@ -758,6 +761,11 @@ class StrataGate:
 
     def search_raw_memory(self, query: str, limit: int = 6) -> Any:
         return self.retrieval.search_raw_memory(query, limit)
+
+    def search_turns(self, query: str, limit: int = 10, explain: bool = False) -> list[RankedRawHit]:
+        """Ranked raw memory (`stratagate.raw_search`): the best turns, sealed (`hit.turn.block_id`) or in the
+        open tail (block id None), with their messages and BM25 score; `explain` splits each score by field."""
+        return self._turn_search.search(query, limit, explain)
 
     def expand_element(self, element_id: str, at: str | None = None) -> Element:
         """The element as it stood at `at` (facts valid then, bounds inclusive), or as it is now."""

@@ -22,11 +22,13 @@ the transcript?", not "where is it best said?". This is a separate, ranked mode:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Protocol
 
 import snowballstemmer
 
+from stratagate.errors import InvalidInputError
 from stratagate.model import Block, Message
 from stratagate.search.documents import SearchField
 from stratagate.search.index import ExplainedHit, InvertedIndex
@@ -51,7 +53,8 @@ class RawTurn:
     """The sealed block that holds the turn; None while it is in the open tail."""
     thread_id: str | None
     position: int
-    """Order of the turn in the whole memory (threads one after the other)."""
+    """The turn's number in its search: the order it arrived in (built from a memory: its threads one after
+    the other, then what was appended)."""
 
     @property
     def text(self) -> str:
@@ -64,6 +67,9 @@ class RankedRawHit:
     score: float
     nearby: tuple[RawTurn, ...]
     """Up to `NEARBY_TURNS` turns before and after it in the same thread, in conversation order."""
+    explanation: ExplainedHit | None = None
+    """With `explain`: the score split by term and field (`turn`, `before 1` for the turn just before,
+    `after 2` for the second one after, ...); the terms are the stems `ranked_text` makes."""
 
 
 def memory_turns(blocks: Iterable[Block], open_tail: Iterable[Message]) -> list[RawTurn]:
@@ -90,43 +96,130 @@ def memory_turns(blocks: Iterable[Block], open_tail: Iterable[Message]) -> list[
     return turns
 
 
-class RankedRawSearch:
-    """Ranked search over a memory's turns: build it once per memory state, then search many times."""
+class TurnSource(Protocol):
+    """What `MemoryTurnSearch` reads of a memory (the `StrataGate` facade has it)."""
 
-    def __init__(self, turns: Sequence[RawTurn]):
-        self._turns = list(turns)
-        self._neighbours = [self._nearby(index) for index in range(len(self._turns))]
+    def list_blocks(self) -> list[Block]: ...
+
+    def list_open_tail(self) -> list[Message]: ...
+
+    def get_block(self, block_id: str) -> Block: ...
+
+
+class RankedRawSearch:
+    """Ranked search over turns, kept current as messages arrive (`append`) and blocks are sealed (`seal`)."""
+
+    def __init__(self, turns: Iterable[RawTurn] = ()):
+        self._turns: list[RawTurn] = []
+        self._threads: dict[str | None, list[int]] = {}
+        """Turn numbers of each thread, in order."""
+        self._place: list[int] = []
+        """Each turn's place in its thread's list."""
+        self._turn_of_message: dict[str, int] = {}
         self._index = InvertedIndex()
-        # Keys in conversation order, so that the index's tie-break (key order) keeps that order.
-        self._index.add_many(
-            (_key(index), _turn_fields(turn, neighbours))
-            for index, (turn, neighbours) in enumerate(zip(self._turns, self._neighbours, strict=True))
-        )
+        for turn in turns:
+            self._register(turn.messages, turn.block_id, turn.thread_id)
+        # Keys in arrival order, so that the index's tie-break (key order) keeps conversation order.
+        self._index.add_many((_key(number), self._fields(number)) for number in range(len(self._turns)))
 
     @classmethod
     def of(cls, blocks: Iterable[Block], open_tail: Iterable[Message]) -> RankedRawSearch:
         return cls(memory_turns(blocks, open_tail))
 
-    def search(self, query: str, limit: int = 6) -> list[RankedRawHit]:
-        """The best `limit` turns for `query`, best first; no hit when no turn shares a token with it."""
+    def append(self, message: Message, block_id: str | None = None) -> None:
+        """Add a message after the others of its thread (a message already held is left as it is): a user
+        message, or a thread's first, starts a turn; a reply joins the thread's last turn. That turn and the
+        `NEARBY_TURNS` before it, which see it as a neighbour, are indexed again."""
+        if message.id in self._turn_of_message:
+            return
+        thread = self._threads.get(message.thread_id)
+        if message.role == "user" or not thread:
+            self._register((message,), block_id, message.thread_id)
+        else:
+            last = self._turns[thread[-1]]
+            self._turns[thread[-1]] = replace(last, messages=(*last.messages, message))
+            self._turn_of_message[message.id] = thread[-1]
+        for number in self._threads[message.thread_id][-1 - NEARBY_TURNS :]:
+            self._index.replace(_key(number), self._fields(number))
+
+    def seal(self, block: Block) -> None:
+        """Record that `block` now holds its messages (the text is unchanged: nothing is indexed again, but
+        messages not seen yet are appended)."""
+        for message in block.l5_raw:
+            number = self._turn_of_message.get(message.id)
+            if number is None:
+                self.append(message, block.id)
+            elif self._turns[number].messages[0].id == message.id:
+                self._turns[number] = replace(self._turns[number], block_id=block.id)
+
+    def search(self, query: str, limit: int = 6, explain: bool = False) -> list[RankedRawHit]:
+        """The best `limit` turns for `query`, best first; no hit when no turn shares a term with it."""
         if limit <= 0:
             return []
-        return [
-            RankedRawHit(self._turns[int(key)], score, self._neighbours[int(key)])
-            for key, score in self._index.rank(ranked_text(query), limit=limit)
-        ]
+        terms = ranked_text(query)
+        if not explain:
+            return [self._hit(key, score) for key, score in self._index.rank(terms, limit=limit)]
+        return [self._hit(hit.key, hit.score, hit) for hit in self._index.rank(terms, limit=limit, explain=True)]
 
-    def explain(self, query: str, limit: int = 6) -> list[ExplainedHit]:
-        """The same hits with each term's score split by field (`turn`, `before 1` for the turn just
-        before, `after 2` for the second one after, ...); the terms are the stems `ranked_text` makes."""
-        return self._index.rank(ranked_text(query), limit=max(0, limit), explain=True)
+    def _hit(self, key: str, score: float, explanation: ExplainedHit | None = None) -> RankedRawHit:
+        number = int(key)
+        return RankedRawHit(self._turns[number], score, tuple(self._turns[n] for n in self._nearby(number)), explanation)
 
-    def _nearby(self, index: int) -> tuple[RawTurn, ...]:
-        turn = self._turns[index]
-        reach = range(index - NEARBY_TURNS, index + NEARBY_TURNS + 1)
-        around = [self._turns[i] for i in reach if i != index and 0 <= i < len(self._turns)]
-        return tuple(other for other in around if other.thread_id == turn.thread_id)
+    def _register(self, messages: tuple[Message, ...], block_id: str | None, thread_id: str | None) -> None:
+        number = len(self._turns)
+        self._turns.append(RawTurn(messages, block_id, thread_id, number))
+        thread = self._threads.setdefault(thread_id, [])
+        self._place.append(len(thread))
+        thread.append(number)
+        for message in messages:
+            self._turn_of_message[message.id] = number
 
+    def _nearby(self, number: int) -> list[int]:
+        thread, place = self._threads[self._turns[number].thread_id], self._place[number]
+        return [other for other in thread[max(0, place - NEARBY_TURNS) : place + NEARBY_TURNS + 1] if other != number]
+
+    def _fields(self, number: int) -> list[SearchField]:
+        fields: list[SearchField] = [("turn", ranked_text(self._turns[number].text), TURN_WEIGHT)]
+        for other in self._nearby(number):
+            distance = self._place[other] - self._place[number]
+            side = "before" if distance < 0 else "after"
+            fields.append((f"{side} {abs(distance)}", ranked_text(self._turns[other].text), NEARBY_WEIGHT))
+        return fields
+
+
+class MemoryTurnSearch:
+    """`RankedRawSearch` over a memory: built on the first search, then kept current from the memory's
+    commit notifications (`on_applied`, as the engine's other indexes) instead of being rebuilt."""
+
+    def __init__(self, memory: TurnSource):
+        self._memory = memory
+        self._search: RankedRawSearch | None = None
+
+    def on_applied(self, section: str, keys: Sequence[str]) -> None:
+        if self._search is None:
+            return
+        if section == "*":
+            self._search = None
+        elif section == "openTail":
+            tail = {message.id: message for message in self._memory.list_open_tail()}
+            for key in keys:
+                if key in tail:  # a message that left the tail is in a block now (see "blocks")
+                    self._search.append(tail[key])
+        elif section == "blocks":
+            for key in keys:
+                self._search.seal(self._memory.get_block(key))
+
+    def search(self, query: str, limit: int = 10, explain: bool = False) -> list[RankedRawHit]:
+        """`RankedRawSearch.search`, with the arguments checked as the facade's other searches do."""
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
+        if not isinstance(explain, bool):
+            raise InvalidInputError(f"explain must be true or false, got {explain!r}")
+        if self._search is None:
+            self._search = RankedRawSearch.of(self._memory.list_blocks(), self._memory.list_open_tail())
+        return self._search.search(query, limit, explain)
 
 _WORD = "word:"
 _STEMMER = snowballstemmer.stemmer("english")
@@ -174,15 +267,6 @@ def _stem(word: str) -> str:
 
 def _key(index: int) -> str:
     return f"{index:012d}"
-
-
-def _turn_fields(turn: RawTurn, neighbours: Sequence[RawTurn]) -> list[SearchField]:
-    fields: list[SearchField] = [("turn", ranked_text(turn.text), TURN_WEIGHT)]
-    for neighbour in neighbours:
-        distance = neighbour.position - turn.position
-        side = "before" if distance < 0 else "after"
-        fields.append((f"{side} {abs(distance)}", ranked_text(neighbour.text), NEARBY_WEIGHT))
-    return fields
 
 
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+import stratagate
+from stratagate.errors import InvalidInputError
 from stratagate.model import Block, Message
 from stratagate.raw_search import (
     EVENT_PAGE,
@@ -88,10 +94,12 @@ def test_limit_and_no_shared_token_give_fewer_hits():
 
 def test_explain_splits_each_score_by_the_turn_and_its_neighbours():
     search = RankedRawSearch.of(*_conversation())
-    [best, answer] = search.explain("rowing race", 2)
-    assert {part.field for part in best.contributions} == {"turn"}
-    assert {part.field for part in answer.contributions} == {"before 1"}
-    assert answer.score == search.search("rowing race", 2)[1].score
+    [best, answer] = search.search("rowing race", 2, explain=True)
+    assert best.explanation is not None and answer.explanation is not None
+    assert {part.field for part in best.explanation.contributions} == {"turn"}
+    assert {part.field for part in answer.explanation.contributions} == {"before 1"}
+    assert answer.score == answer.explanation.score == search.search("rowing race", 2)[1].score
+    assert search.search("rowing race", 2)[1].explanation is None
 
 
 def test_ranked_text_stems_words_strips_possessives_and_drops_function_words():
@@ -141,3 +149,47 @@ def test_an_event_lifts_a_turn_by_at_most_one_page_near_the_top():
     # A lower event hit lifts it less.
     events_first = [f"elsewhere{rank}" for rank in range(30)]
     assert 1 < promote_event_turns(raw, [*events_first, raw[EVENT_PAGE]]).index(raw[EVENT_PAGE]) < EVENT_PAGE
+
+
+def _scores(hits) -> dict[str, tuple[float, str | None]]:
+    return {hit.turn.messages[0].id: (hit.score, hit.turn.block_id) for hit in hits}
+
+
+def test_search_turns_stays_current_as_turns_arrive_and_blocks_seal():
+    memory = stratagate.in_memory(block_turn_size=3)
+    memory.append_turn("I planted tomatoes in the garden.", "Nice, which variety?", thread_id="home")
+    assert memory.search_turns("tomato")[0].turn.block_id is None  # the open tail is searched
+    memory.append_turn("Cherry tomatoes, and basil next to them.", "Good pairing.", thread_id="home")
+    memory.append_turn("The sprint review moved to Friday.", "Noted.", thread_id="work")
+    memory.append_turn("My tomatoes got blight.", "Sorry to hear that.", thread_id="home")
+    memory.append_turn("Friday the review, then the retro.", "Ok.", thread_id="work")
+    memory.append_turn("Do tomatoes like basil?", "They do.", thread_id="home")
+
+    [sealed] = memory.list_blocks(thread_id="home")
+    hits = memory.search_turns("tomatoes basil", limit=10)
+    assert {hit.turn.block_id for hit in hits} == {sealed.id, None}
+    assert hits[0].turn.messages[0].content == "Do tomatoes like basil?"
+    # Each hit is a user message with its reply, neighbours only from its own thread.
+    assert [message.role for message in hits[0].turn.messages] == ["user", "assistant"]
+    assert all(turn.thread_id == "home" for hit in hits for turn in hit.nearby)
+
+    # Kept current, it ranks exactly as a search built afresh from the memory.
+    for query in ("tomatoes basil", "review friday", "blight", "garden variety"):
+        rebuilt = RankedRawSearch.of(memory.list_blocks(), memory.list_open_tail()).search(query, 20)
+        assert _scores(memory.search_turns(query, limit=20)) == _scores(rebuilt)
+
+
+def test_search_turns_explains_and_checks_its_arguments(tmp_path: Path):
+    database = tmp_path / "memory.sqlite"
+    with stratagate.open(database, "ns") as memory:
+        memory.append_turn("Caroline: I joined a pottery class.", "")
+    with stratagate.open(database, "ns", read_only=True) as memory:
+        [hit] = memory.search_turns("Caroline's pottery classes", explain=True)
+        assert hit.explanation is not None
+        assert {part.term for part in hit.explanation.contributions} == {"word:carolin", "word:potteri", "word:class"}
+        with pytest.raises(InvalidInputError, match="query"):
+            memory.search_turns(None)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="limit"):
+            memory.search_turns("pottery", limit=0)
+        with pytest.raises(InvalidInputError, match="explain"):
+            memory.search_turns("pottery", explain="yes")  # type: ignore[arg-type]
