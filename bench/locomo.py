@@ -5,7 +5,8 @@ For every LoCoMo file given (default: the conversations in ../shared/data/locomo
 the conversation is imported into a fresh StrataGate SQLite memory with the rule-based summarizer, extractor
 and projector (`stratagate.importers.locomo`), and every question with evidence is asked of:
 
-- raw memory: the engine's raw-memory search, its hits' messages mapped to their dia_ids;
+- raw memory: the engine's reference-parity raw-memory scan, and the ranked one (`StrataGate.search_turns`),
+  their hits' messages mapped to their dia_ids;
 - events: `search_events`, each hit's source messages mapped to their dia_ids;
 - fusion: the ranked raw memory reordered by the turns the events cite (`raw_search.promote_event_turns`);
 - the peer: a plain SQLite FTS5 table with one row per dia_id holding the same text, ranked by bm25(),
@@ -223,14 +224,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             recall_table(results),
             "How to read it. *raw memory (reference scan)* is the reference-parity `search_raw_memory`: the first "
             "sealed messages sharing any word with the question, unranked, and blind to the open tail (the last "
-            "turns). *raw memory, ranked* is `stratagate.raw_search`: BM25 over turns, each with the turns before "
-            "and after it as lower-weight fields. *events* come from the rule-based extractor (one card per "
-            "statement with a plan, date, preference, decision or fact; the last block of the conversation is not "
-            "extracted yet), so they cover a fraction of the turns, and equal-weight RRF lets them push ranked raw "
-            "hits out of the top k. Open-domain questions are few (one question's half credit moves the mean by "
-            "about 0.05) and ask for inferences (\"Would Caroline likely have Dr. Seuss books?\") whose evidence "
-            "shares few words with them; the reference tokenizer also keeps \"caroline's\" and \"kids'\" whole "
-            "where FTS5 splits them.",
+            "turns). *raw memory, ranked* is `StrataGate.search_turns` (`stratagate.raw_search`): BM25 over turns, "
+            "each with the two turns before and after it as lower-weight fields, words matched by their Snowball "
+            "English stem (so \"caroline's\", \"kids'\" and \"paintings\" meet \"caroline\", \"kid\" and "
+            "\"painted\"; the reference tokenizer keeps a word with an apostrophe whole) and English function words "
+            "(\"her\", \"would\", \"did\") dropped, as a rare one in a short turn outweighed the word the question "
+            "is about. *events* come from the rule-based extractor (one card per statement with a plan, date, "
+            "preference, decision or fact; the last block of the conversation is not extracted yet), so they "
+            "cover a fraction of the turns. *fusion* lets them only reorder the ranked raw turns "
+            "(`promote_event_turns`: an event's best hit is worth the reciprocal-rank gap of one page of ten, and "
+            "a turn only events find is left out); plain equal-weight RRF of the two let weak event hits push "
+            "ranked raw hits out of the top k. Open-domain questions are few (one question's half credit moves "
+            "the mean by about 0.05) and ask for inferences (\"Would Caroline likely have Dr. Seuss books?\") whose "
+            "evidence shares few words with them: the margin there is one question.",
             "Import of each conversation into a SQLite file, one transaction per turn (StrataGate: rule-based "
             "summarizer, extractor and projector, blocks sealed every 12 turns; the peer: one FTS5 row per turn):",
             ingest_table(results),

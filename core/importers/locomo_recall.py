@@ -12,7 +12,7 @@ from datetime import datetime
 
 from stratagate.importers.locomo import LocomoConversation
 from stratagate.memory import StrataGate
-from stratagate.raw_search import RankedRawSearch, promote_event_turns
+from stratagate.raw_search import promote_event_turns
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
@@ -52,15 +52,14 @@ class ConversationRetrieval:
         self.turns = TurnIndex(conversation)
         for message in [message for block in blocks for message in block.l5_raw] + open_tail:
             self.turns.add_message(message.id, message.created_at)
-        self._ranked_raw = RankedRawSearch.of(blocks, open_tail)
 
     def raw_memory(self, question: str, k: int) -> list[str]:
         """The reference-parity raw scan: first messages in block order sharing any token with the question."""
         return self.turns.dia_ids(hit.message.id for hit in self._memory.search_raw_memory(question, limit=k))
 
     def ranked_raw_memory(self, question: str, k: int) -> list[str]:
-        """`stratagate.raw_search`: BM25 over turns with their neighbours."""
-        return self.turns.dia_ids(hit.turn.messages[0].id for hit in self._ranked_raw.search(question, k))
+        """`StrataGate.search_turns` (`stratagate.raw_search`): BM25 over turns with their neighbours."""
+        return self.turns.dia_ids(hit.turn.messages[0].id for hit in self._memory.search_turns(question, limit=k))
 
     def events(self, question: str, k: int) -> list[str]:
         """`search_events` (limit k, at most 20), each event's source messages in order."""
