@@ -390,7 +390,9 @@ def plan_rehydrate(store: StrataStore, keys: Iterable[str], target: Tier = Tier.
                     archive_path=entry.archive_path,
                     target=target,
                 )
-                if os.path.lexists(destination) or store.is_generated(target, relative):
+                if store.is_generated(target, relative) or (
+                    os.path.lexists(destination) and not _holds_exactly(destination, blob.content)
+                ):
                     found = replace(found, status="conflict", detail=f"{destination} already exists")
                 plan.append(found)
         finally:
@@ -430,7 +432,12 @@ def _rehydrate_one(store, planned: FileResult, shadow, sidecar) -> FileResult:
     source = blob_file(store, entry)
     blob = read_blob(source)
     destination = store.file_path(planned.target, blob.original_path)
-    create_file_exclusively(destination, blob.content.encode("utf-8"))
+    try:
+        create_file_exclusively(destination, blob.content.encode("utf-8"))
+    except DestinationExistsError:
+        # A rehydration killed after writing the file but before dropping the shadow row is finished here.
+        if not _holds_exactly(destination, blob.content):
+            raise
     if planned.target is Tier.COOLED:
         sidecar.start_tracking(planned.path, time.time())
     shadow.remove([entry.id])
@@ -445,6 +452,16 @@ def blob_file(store: StrataStore, entry: ShadowEntry) -> Path:
     store moved, and a tampered `archive_path` cannot point outside the archive.
     """
     return store.archive_root / Path(entry.archive_path.replace("\\", "/")).name
+
+
+def _holds_exactly(destination: Path, content: str) -> bool:
+    """Whether `destination` is a regular file (not a link) whose bytes are exactly `content` in UTF-8."""
+    try:
+        if not S_ISREG(os.lstat(destination).st_mode):
+            return False
+        return destination.read_bytes() == content.encode("utf-8")
+    except OSError:
+        return False
 
 
 def create_file_exclusively(destination: Path, data: bytes) -> None:
