@@ -193,3 +193,14 @@ def test_search_turns_explains_and_checks_its_arguments(tmp_path: Path):
             memory.search_turns("pottery", limit=0)
         with pytest.raises(InvalidInputError, match="explain"):
             memory.search_turns("pottery", explain="yes")  # type: ignore[arg-type]
+
+
+def test_han_text_is_still_found_by_its_words():
+    turns = memory_turns([], [
+        _message(1, "user", "我喜欢北京的烤鸭"),
+        _message(2, "user", "天气很好"),
+        _message(3, "user", "see you"),
+        _message(4, "user", "bye"),
+    ])
+    assert ranked_text("我喜欢北京的烤鸭") == "我 喜欢 北京 的 烤鸭"
+    assert RankedRawSearch(turns).search("北京烤鸭", 1)[0].turn.messages[0].id == "msg_001"
