@@ -11,6 +11,7 @@ import math
 import re
 import threading
 from collections.abc import Iterable
+from functools import lru_cache
 
 import icu
 
@@ -47,6 +48,12 @@ def _word_breaker() -> icu.BreakIterator:
     return breaker
 
 
+# Names, event types, dates and filter values recur across documents and queries: caching the pure
+# functions below saves most of their cost there. Unique long texts just pass through the caches.
+_CACHE_SIZE = 8192
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
 def normalize_search_text(text: str) -> str:
     """NFKC, lowercase (ICU full case mapping, as JS `toLocaleLowerCase`), whitespace runs to one space, trim."""
     lowered = icu.CaseMap.toLower(_ROOT, _NFKC.normalize(text))
@@ -76,15 +83,20 @@ def _word_segments(text: str) -> list[str]:
 
 def search_tokens(text: str) -> list[str]:
     """`word:<segment>` for each word-like segment, then Han bigrams (`han2:`) or a lone `han1:` per Han run."""
+    return list(_search_tokens(text))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _search_tokens(text: str) -> tuple[str, ...]:
     normalized = normalize_search_text(text)
     if not normalized:
-        return []
+        return ()
     tokens = [f"word:{segment}" for segment in _word_segments(normalized)]
     for run in _HAN_RUN.findall(normalized):
         if len(run) == 1:
             tokens.append(f"han1:{run}")
         tokens.extend(f"han2:{run[i : i + 2]}" for i in range(len(run) - 1))
-    return tokens
+    return tuple(tokens)
 
 
 def fuzzy_search_match(candidate: str, requested: str) -> bool:
