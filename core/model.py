@@ -12,6 +12,8 @@ import copy
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from stratagate.storage.backend import nest_facts
+
 Record = dict[str, Any]
 LiftSource = Literal["user", "agent"]
 
@@ -346,12 +348,30 @@ class Element:
         )
 
     def to_record(self) -> Record:
+        return nest_facts(self.own_record(), [fact.to_record() for fact in self.facts])
+
+    def own_record(self) -> Record:
+        """The element's own fields, without its facts (an `elements` upsert that leaves the facts as stored)."""
         return {
             "id": self.id, "name": self.name, "type": self.type, "aliases": list(self.aliases),
-            "currentState": self.current_state, "facts": [fact.to_record() for fact in self.facts],
+            "currentState": self.current_state,
             "sourceEventIds": list(self.source_event_ids), "sourceMessageIds": list(self.source_message_ids),
             "weight": self.weight.to_record(), "createdAt": self.created_at, "updatedAt": self.updated_at,
         }
+
+    def facts_changed_since(self, original: Element) -> list[ElementFact] | None:
+        """The facts replaced or appended since `original` (this element's clone source), in order; None when
+        facts were removed or reordered (then only the whole fact list says what changed). Compares by identity:
+        facts are replaced, never edited in place."""
+        if len(self.facts) < len(original.facts):
+            return None
+        changed = []
+        for new, old in zip(self.facts, original.facts, strict=False):  # appended facts come after
+            if new is not old:
+                if new.id != old.id:
+                    return None
+                changed.append(new)
+        return changed + self.facts[len(original.facts):]
 
 
 @dataclass

@@ -11,8 +11,8 @@ import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from stratagate.model import SECTION_MODELS
-from stratagate.storage.backend import SECTION_KEYS, ChangeSet, Record, StorageBackend
+from stratagate.model import SECTION_MODELS, Element
+from stratagate.storage.backend import ELEMENT_FACTS, SECTION_KEYS, ChangeSet, Record, StorageBackend
 
 SPACE_FIELDS = {"currentTurn": "current_turn", "blockTurnSize": "block_turn_size", "blockDecayLambda": "block_decay_lambda"}
 _DELETED = object()
@@ -146,6 +146,21 @@ class Mutation:
             for key, item in items.items():
                 if item is _DELETED:
                     changes.delete(section, key)
+                elif section == "elements":
+                    self._element_changes(changes, item)
                 else:
                     changes.upsert(section, item.to_record())
         return changes
+
+    def _element_changes(self, changes: ChangeSet, element: Element) -> None:
+        """A changed element as its own fields plus the facts it replaced or added, so the commit's cost follows
+        the change rather than the element's history; a new element, or one whose facts were removed or
+        reordered, goes whole."""
+        original = self.state.section("elements").get(element.id)
+        changed = None if original is None else element.facts_changed_since(original)
+        if changed is None:
+            changes.upsert("elements", element.to_record())
+            return
+        changes.upsert("elements", element.own_record())
+        for fact in changed:
+            changes.upsert(ELEMENT_FACTS, {**fact.to_record(), "elementId": element.id})

@@ -20,6 +20,20 @@ Sections and the key each record is identified by:
 
 The space record holds `schemaVersion, revision, currentTurn, blockTurnSize, blockDecayLambda, createdAt,
 updatedAt`.
+
+Fact-level changes. A commit's cost should follow what the mutation changed, not how much history the element
+it touched holds (one project can gather thousands of facts; adding the next one must not rewrite them all).
+So a ChangeSet may also carry the change-only section `elementFacts` (key: the fact's `id`; record: the fact
+record plus `elementId`), and an `elements` upsert comes in two forms:
+
+- with `facts`: the whole element; its stored facts become exactly these (new elements, imports);
+- without `facts`: the element's own fields only; its stored facts stay as they are.
+
+`elementFacts` upserts are applied after `elements` upserts: a known fact id is replaced in place (it keeps its
+position in the element), a new one is appended after the element's last fact. Its element must exist once the
+change's `elements` upserts are applied. `elementFacts` deletes remove single facts. Reads never return this
+section: `load_section("elements")` and `fetch` give elements with their facts nested, and snapshots keep
+that shape.
 """
 
 from __future__ import annotations
@@ -39,7 +53,23 @@ SECTION_KEYS: dict[str, str] = {
     "successfulModelResponses": "id",
 }
 
+ELEMENT_FACTS = "elementFacts"
+"""The change-only section of single facts (see the module docstring); its key is `id`."""
+CHANGE_SECTION_KEYS: dict[str, str] = {**SECTION_KEYS, ELEMENT_FACTS: "id"}
+"""Every section a ChangeSet may name."""
+
 Record = dict[str, Any]
+
+
+def nest_facts(element: Record, facts: list[Record]) -> Record:
+    """An element record (without `facts`) with `facts` in their snapshot place, after `currentState`."""
+    record: Record = {}
+    for key, value in element.items():
+        record[key] = value
+        if key == "currentState":
+            record["facts"] = facts
+    record.setdefault("facts", facts)
+    return record
 
 
 @dataclass

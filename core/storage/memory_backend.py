@@ -1,7 +1,9 @@
 """`MemoryBackend`: the storage contract held in process memory (for `stratagate.in_memory()` and tests).
 
 It keeps the same promises as the SQL backends: records are copied on the way in and out, a commit applies
-all of a ChangeSet or nothing, and a stale `expected_revision` raises `StorageConflictError`.
+all of a ChangeSet or nothing, and a stale `expected_revision` raises `StorageConflictError`. Like the SQL
+backends it keeps an element's facts apart from the element (as rows of their own), so a commit that changes
+one fact copies that fact only.
 """
 
 from __future__ import annotations
@@ -12,14 +14,64 @@ from typing import Any
 
 from stratagate.errors import ReadOnlyError, StorageConflictError, StrataGateError
 from stratagate.snapshot import MODEL_RESPONSE_HISTORY_LIMIT
-from stratagate.storage.backend import SECTION_KEYS, ChangeSet, Record
+from stratagate.storage.backend import (
+    CHANGE_SECTION_KEYS,
+    ELEMENT_FACTS,
+    SECTION_KEYS,
+    ChangeSet,
+    Record,
+    nest_facts,
+)
 
 
 class _Space:
     def __init__(self, space: Record):
         self.space = copy.deepcopy(space)
         self.sections: dict[str, dict[str, Record]] = {section: {} for section in SECTION_KEYS}
+        """Records by key; element records without their facts."""
+        self.facts: dict[str, dict[str, Record]] = {}
+        """Element id -> its fact records (without `elementId`) by fact id, in fact order."""
+        self.fact_owner: dict[str, str] = {}
+        """Fact id -> element id."""
         self.journal: list[Record] = []
+
+    def put_element(self, key: str, record: Record) -> None:
+        """Store an element record; its `facts`, when present, replace the element's stored facts."""
+        facts = record.pop("facts", None)
+        self.sections["elements"][key] = record
+        if facts is not None:
+            self.drop_facts(key)
+            self.facts[key] = {}
+            for fact in facts:
+                self.put_fact({**fact, "elementId": key})
+        else:
+            self.facts.setdefault(key, {})
+
+    def drop_facts(self, element_id: str) -> None:
+        for fact_id in self.facts.pop(element_id, {}):
+            self.fact_owner.pop(fact_id, None)
+
+    def put_fact(self, record: Record) -> None:
+        """Replace a known fact in place, or append a new one to its element (moving it if its owner changed)."""
+        element_id = record.pop("elementId")
+        owner = self.fact_owner.get(record["id"])
+        if owner is not None and owner != element_id:
+            self.facts[owner].pop(record["id"], None)
+        self.facts[element_id][record["id"]] = record
+        self.fact_owner[record["id"]] = element_id
+
+    def delete_fact(self, fact_id: str) -> None:
+        owner = self.fact_owner.pop(fact_id, None)
+        if owner is not None:
+            self.facts[owner].pop(fact_id, None)
+
+    def records(self, section: str, keys: list[str] | None = None) -> list[Record]:
+        """Stored records (not copies), elements with their facts nested."""
+        stored = self.sections[section]
+        chosen = list(stored.values()) if keys is None else [stored[key] for key in keys if key in stored]
+        if section != "elements":
+            return chosen
+        return [nest_facts(element, list(self.facts[element["id"]].values())) for element in chosen]
 
 
 def _copy(value: Any) -> Any:
@@ -81,7 +133,11 @@ class MemoryBackend:
         space = {key: snapshot[key] for key in ("schemaVersion", "currentTurn", "blockTurnSize", "blockDecayLambda")}
         stored = _Space({**space, "revision": revision, "createdAt": "", "updatedAt": ""})
         for section, key in SECTION_KEYS.items():
-            stored.sections[section] = {record[key]: _copy(record) for record in snapshot.get(section, [])}
+            for record in snapshot.get(section, []):
+                if section == "elements":
+                    stored.put_element(record[key], _copy(record))
+                else:
+                    stored.sections[section][record[key]] = _copy(record)
         self._spaces[namespace] = stored
 
     def _space(self, namespace: str) -> _Space:
@@ -91,7 +147,7 @@ class MemoryBackend:
         return space
 
     def load_section(self, namespace: str, section: str) -> list[Record]:
-        return _copy(list(self._space(namespace).sections[section].values()))
+        return _copy(self._space(namespace).records(section))
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         records = self._space(namespace).sections[section]
@@ -100,8 +156,7 @@ class MemoryBackend:
         return [key for key, record in records.items() if _matches(record, where)]
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
-        records = self._space(namespace).sections[section]
-        return [_copy(records[key]) for key in keys if key in records]
+        return _copy(self._space(namespace).records(section, keys))
 
     def journal(self, namespace: str) -> list[Record]:
         return copy.deepcopy(self._space(namespace).journal)
@@ -113,21 +168,31 @@ class MemoryBackend:
         actual = space.space["revision"] if space else None
         if space is None or actual != expected_revision:
             raise StorageConflictError(namespace, expected_revision, actual)
-        unknown = (set(changes.upserts) | set(changes.deletes)) - set(SECTION_KEYS)
+        unknown = (set(changes.upserts) | set(changes.deletes)) - set(CHANGE_SECTION_KEYS)
         if unknown:
             raise StrataGateError(f"Unknown storage section(s): {', '.join(sorted(unknown))}")
-        # Copy everything first, so a bad record fails before anything is applied.
+        # Copy and check everything first, so a bad record fails before anything is applied.
         upserts: dict[str, list[Any]] = {
-            section: [(record[SECTION_KEYS[section]], _copy(record)) for record in records]
+            section: [(record[CHANGE_SECTION_KEYS[section]], _copy(record)) for record in records]
             for section, records in changes.upserts.items()
         }
+        self._check_fact_owners(space, changes, upserts)
         for section, keys in changes.deletes.items():
             for key in keys:
+                if section == ELEMENT_FACTS:
+                    space.delete_fact(key)
+                    continue
                 space.sections[section].pop(key, None)
-        for section, records in upserts.items():
-            target = space.sections[section]
-            for key, record in records:
-                target[key] = record
+                if section == "elements":
+                    space.drop_facts(key)
+        for section in sorted(upserts, key=lambda name: name == ELEMENT_FACTS):  # facts after their elements
+            for key, record in upserts[section]:
+                if section == ELEMENT_FACTS:
+                    space.put_fact(record)
+                elif section == "elements":
+                    space.put_element(key, record)
+                else:
+                    space.sections[section][key] = record
         responses = space.sections["successfulModelResponses"]
         for key in list(responses)[:-MODEL_RESPONSE_HISTORY_LIMIT]:
             del responses[key]
@@ -135,6 +200,16 @@ class MemoryBackend:
         space.journal.extend(copy.deepcopy(changes.journal))
         space.space["revision"] = expected_revision + 1
         return expected_revision + 1
+
+    @staticmethod
+    def _check_fact_owners(space: _Space, changes: ChangeSet, upserts: dict[str, list[Any]]) -> None:
+        """Every upserted fact names an element that exists once the change is applied."""
+        deleted = set(changes.deletes.get("elements", ()))
+        upserted = {key for key, _record in upserts.get("elements", ())}
+        for key, record in upserts.get(ELEMENT_FACTS, ()):
+            owner = record.get("elementId")
+            if owner not in upserted and (owner in deleted or owner not in space.sections["elements"]):
+                raise StrataGateError(f"{ELEMENT_FACTS} record {key!r}: element {owner!r} does not exist")
 
     def close(self) -> None:
         """Nothing to release; the data lives as long as this object."""

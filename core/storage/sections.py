@@ -4,6 +4,8 @@ Each section of the backend contract (see backend.py) maps to one table plus its
 messages, an event's sources, an element's facts and their sources). Reads select explicit v7 column lists,
 so extra tables and columns of newer files (v8–v12) are ignored. Writes touch only the records handed in:
 a record replaces its row and its child rows; a new record is appended after the section's last position.
+An element record without `facts` and the change-only section `elementFacts` (backend.py) write an element's
+row and single facts without touching its other facts.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from stratagate.errors import StrataGateError
 from stratagate.storage import records as rec
 from stratagate.storage import schema as s
-from stratagate.storage.backend import SECTION_KEYS, Record
+from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, SECTION_KEYS, Record
 
 CHUNK = 500
 """Keys per IN (...) list: far below SQLite's and PostgreSQL's parameter limits."""
@@ -125,8 +127,8 @@ class SectionStore:
     ) -> None:
         """Insert or replace records. A replaced record keeps its place, except the `readded` keys (deleted in
         the same change): those go after the last record, like new ones, in the order given."""
-        writer = self._writers()[self._check(section)]
-        key_name = SECTION_KEYS[section]
+        writer = self._writers()[self._check(section, change=True)]
+        key_name = CHANGE_SECTION_KEYS[section]
         try:
             writer(connection, namespace, records, readded)
         except KeyError as missing:
@@ -136,7 +138,7 @@ class SectionStore:
             ) from None
 
     def delete(self, connection: Connection, namespace: str, section: str, keys: list[str]) -> None:
-        table, key_column, _order, base = self._listing(self._check(section))
+        table, key_column, _order, base = self._listing(self._check(section, change=True))
         if section == "openTail":
             base = [s.messages.c.block_id.is_(None)]
         for chunk in chunks(keys):
@@ -145,9 +147,11 @@ class SectionStore:
             )
 
     @staticmethod
-    def _check(section: str) -> str:
-        if section not in SECTION_KEYS:
-            raise SectionError(f"Unknown section {section!r} (known: {', '.join(SECTION_KEYS)})")
+    def _check(section: str, *, change: bool = False) -> str:
+        """A section that can be read, or with `change` also one that only a ChangeSet names."""
+        known = CHANGE_SECTION_KEYS if change else SECTION_KEYS
+        if section not in known:
+            raise SectionError(f"Unknown section {section!r} (known: {', '.join(known)})")
         return section
 
     # -- table, key, order and base filter of each section ---------------------------------------------
@@ -160,6 +164,9 @@ class SectionStore:
             "blocks": (b, b.c.id, [b.c.sequence], block_base),
             "events": (s.events, s.events.c.id, [s.events.c.position, s.events.c.id], []),
             "elements": (s.elements, s.elements.c.id, [s.elements.c.position, s.elements.c.id], []),
+            ELEMENT_FACTS: (
+                s.element_facts, s.element_facts.c.id, [s.element_facts.c.element_id, s.element_facts.c.position], []
+            ),
             "extractionJobs": (
                 s.extraction_jobs, s.extraction_jobs.c.block_id, [s.extraction_jobs.c.block_id], []
             ),
@@ -387,6 +394,7 @@ class SectionStore:
             "blocks": self._write_blocks,
             "events": self._write_events,
             "elements": self._write_elements,
+            ELEMENT_FACTS: self._write_element_facts,
             "extractionJobs": self._simple_writer(s.extraction_jobs, rec.extraction_job_row),
             "elementProjectionJobs": self._simple_writer(s.element_projection_jobs, rec.projection_job_row),
             "usageReceipts": self._simple_writer(s.usage_receipts, rec.usage_receipt_row),
@@ -489,14 +497,18 @@ class SectionStore:
             connection.execute(delete(src).where(src.c.namespace == namespace, src.c.element_id.in_(chunk)))
         fact_rows, source_rows, fact_source_rows = [], [], []
         for element in records:
-            fact_ids = [fact["id"] for fact in element["facts"]]
-            connection.execute(
-                delete(f).where(f.c.namespace == namespace, f.c.element_id == element["id"], f.c.id.not_in(fact_ids))
-            )
             source_rows += [
                 {"namespace": namespace, "element_id": element["id"], "event_id": event_id, "position": i}
                 for i, event_id in enumerate(element["sourceEventIds"])
             ]
+            if "facts" not in element:  # the element's own fields only: its facts stay as stored
+                if element["id"] in readded:  # unless it was deleted in this change: then it has none
+                    connection.execute(delete(f).where(f.c.namespace == namespace, f.c.element_id == element["id"]))
+                continue
+            fact_ids = [fact["id"] for fact in element["facts"]]
+            connection.execute(
+                delete(f).where(f.c.namespace == namespace, f.c.element_id == element["id"], f.c.id.not_in(fact_ids))
+            )
             for position, fact in enumerate(element["facts"]):
                 fact_rows.append(rec.fact_row(namespace, fact, element["id"], position))
                 fact_source_rows += [
@@ -511,6 +523,34 @@ class SectionStore:
             connection.execute(src.insert(), source_rows)
         if fact_source_rows:
             connection.execute(fs.insert(), fact_source_rows)
+
+    def _write_element_facts(
+        self, connection: Connection, namespace: str, records: list[Record], readded: frozenset[str]
+    ) -> None:
+        """Single facts: a known fact keeps its position in its element, a new one goes after the element's last."""
+        f, fs = s.element_facts, s.element_fact_sources
+        by_element: dict[str, list[Record]] = defaultdict(list)
+        for fact in records:
+            by_element[fact["elementId"]].append(fact)
+        fact_rows = []
+        for element_id, facts in by_element.items():
+            keys = [fact["id"] for fact in facts]
+            positions = self._positions(connection, f, namespace, keys, readded, f.c.element_id == element_id)
+            fact_rows += [
+                rec.fact_row(namespace, fact, element_id, position)
+                for fact, position in zip(facts, positions, strict=True)
+            ]
+        upsert(connection, f, fact_rows)
+        keys = [fact["id"] for fact in records]
+        for chunk in chunks(keys):
+            connection.execute(delete(fs).where(fs.c.namespace == namespace, fs.c.fact_id.in_(chunk)))
+        source_rows = [
+            {"namespace": namespace, "fact_id": fact["id"], "event_id": event_id, "position": i}
+            for fact in records
+            for i, event_id in enumerate(fact["sourceEventIds"])
+        ]
+        if source_rows:
+            connection.execute(fs.insert(), source_rows)
 
     def _write_model_responses(
         self, connection: Connection, namespace: str, records: list[Record], _readded: frozenset[str]

@@ -35,12 +35,12 @@ from stratagate.errors import (
     StorageWriteError,
 )
 from stratagate.storage import files, migrations, records, schema
-from stratagate.storage.backend import SECTION_KEYS, ChangeSet, Record
+from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
 
 WRITE_ORDER = (
-    "blocks", "openTail", "events", "elements", "extractionJobs", "elementProjectionJobs", "usageReceipts",
+    "blocks", "openTail", "events", "elements", ELEMENT_FACTS, "extractionJobs", "elementProjectionJobs", "usageReceipts",
     "ingestionReceipts", "successfulModelResponses",
 )
 """Parents before children, so references resolve; deletes run afterwards in the reverse order."""
@@ -170,7 +170,7 @@ class SqlBackend:
         if isinstance(expected_revision, bool) or not isinstance(expected_revision, int) or expected_revision < 0:
             raise SectionError(f"expected_revision must be a non-negative integer, got {expected_revision!r}")
         unknown = set(changes.space) - set(SPACE_FIELDS)
-        unknown |= (set(changes.upserts) | set(changes.deletes)) - set(SECTION_KEYS)
+        unknown |= (set(changes.upserts) | set(changes.deletes)) - set(CHANGE_SECTION_KEYS)
         if unknown:
             raise SectionError(f"commit to {namespace!r}: unknown fields or sections {sorted(unknown)}")
         ms = schema.memory_spaces
@@ -186,7 +186,7 @@ class SqlBackend:
             # The change means "delete, then upsert" (a key in both ends up present, placed last). Rows are
             # written parents first and deleted children first, so references resolve at every statement.
             upserted = {
-                section: {record.get(SECTION_KEYS[section]) for record in records if isinstance(record, dict)}
+                section: {record.get(CHANGE_SECTION_KEYS[section]) for record in records if isinstance(record, dict)}
                 for section, records in changes.upserts.items()
             }
             for section in WRITE_ORDER:
@@ -238,7 +238,7 @@ class SqlBackend:
                     **records.space_values(space),
                 )
             )
-            for section in WRITE_ORDER:
+            for section in (section for section in WRITE_ORDER if section != ELEMENT_FACTS):  # facts are nested
                 if snapshot[section]:
                     self._sections.write(connection, namespace, section, snapshot[section])
                 if progress:
