@@ -21,6 +21,7 @@ from stratagate import events as event_ops
 from stratagate.assessment import RetrievalAssessment, normalize_retrieval_assessment
 from stratagate.blocks import (
     BLOCK_DECAY_LAMBDA,
+    BLOCK_MAX_LEVEL,
     DEFAULT_BLOCK_TURN_SIZE,
     block_level_label,
     decayed_block_level,
@@ -93,6 +94,36 @@ class EventChange:
 
     before: Event
     after: Event
+
+
+@dataclass(frozen=True)
+class BlockPointer:
+    """A block's decay pointer: the fields a lift writes, and what undoing the lift puts back."""
+
+    current_level: int
+    anchor_level: int
+    anchor_block_position: int
+    last_lifted_at: str | None
+    last_lifted_by: str | None
+
+    @classmethod
+    def of(cls, block: Block) -> BlockPointer:
+        return cls(block.pointer_current_level, block.pointer_anchor_level, block.pointer_anchor_block_position,
+                   block.last_lifted_at, block.last_lifted_by)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pointerCurrentLevel": self.current_level, "pointerAnchorLevel": self.anchor_level,
+                "pointerAnchorBlockPosition": self.anchor_block_position, "lastLiftedAt": self.last_lifted_at,
+                "lastLiftedBy": self.last_lifted_by}
+
+
+@dataclass
+class BlockLift:
+    """A pointer change: the pointer before and after (what an undo needs) and the block as it shows now."""
+
+    before: BlockPointer
+    after: BlockPointer
+    entry: BlockContextEntry
 
 
 class _BlockOrder:
@@ -428,20 +459,52 @@ class StrataGate:
     def expand_block(self, block_id: str, target_level: object = "next", source: str = "agent", *,
                      journal_entry: Mapping[str, Any] | None = None) -> BlockContextEntry:
         """Lift (or lower) a block to a level; it then decays again from the thread's latest position."""
-        self._require_writable()
+        return self.lift_block(block_id, target_level, source, journal_entry=journal_entry).entry
+
+    def lift_block(self, block_id: str, target_level: object = "next", source: str = "agent", *,
+                   journal_entry: Mapping[str, Any] | None = None) -> BlockLift:
+        """`expand_block`, returning the pointer before and after as well (`set_block_pointer(before)` undoes it)."""
+        return self.set_block_pointer(block_id, self.lift_pointer(block_id, target_level, source),
+                                      journal_entry=journal_entry)
+
+    def lift_pointer(self, block_id: str, target_level: object = "next", source: str = "agent") -> BlockPointer:
+        """The pointer a lift would write now (nothing is written): anchored at the level and at the thread's
+        latest position, stamped now and by `source`."""
         require_choice(source, "source", ("user", "agent"))
         block = self.get_block(block_id)
         level = normalize_block_level(target_level, self.block_level(block))
         _position, latest = self._block_position(block)
+        return BlockPointer(level, level, latest, self._stamp(), source)
+
+    def set_block_pointer(self, block_id: str, pointer: BlockPointer, *,
+                          journal_entry: Mapping[str, Any] | None = None) -> BlockLift:
+        """Write a block's pointer exactly (a lift, or the undo or redo of one): one commit with the revision
+        check, and the journal entry in the same transaction."""
+        self._require_writable()
+        block = self.get_block(block_id)
+        if not isinstance(pointer, BlockPointer):
+            raise InvalidInputError(f"pointer must be a BlockPointer, got {type(pointer).__name__}")
+        for name in ("current_level", "anchor_level"):
+            value = getattr(pointer, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= BLOCK_MAX_LEVEL:
+                raise InvalidInputError(f"pointer.{name} must be a level 0-{BLOCK_MAX_LEVEL}, got {value!r}")
+        position = pointer.anchor_block_position
+        if isinstance(position, bool) or not isinstance(position, int) or position < 1:
+            raise InvalidInputError(f"pointer.anchor_block_position must be a position from 1, got {position!r}")
+        if pointer.last_lifted_at is not None:
+            require_str(pointer.last_lifted_at, "pointer.last_lifted_at")
+        if pointer.last_lifted_by is not None:
+            require_choice(pointer.last_lifted_by, "pointer.last_lifted_by", ("user", "agent"))
+        before = BlockPointer.of(block)
         tx = Mutation(self._state)
         lifted = tx.edit("blocks", block_id)
-        lifted.pointer_current_level = lifted.pointer_anchor_level = level
-        lifted.pointer_anchor_block_position = latest
-        lifted.last_lifted_at = self._stamp()
-        lifted.last_lifted_by = source
+        lifted.pointer_current_level, lifted.pointer_anchor_level = pointer.current_level, pointer.anchor_level
+        lifted.pointer_anchor_block_position = position
+        lifted.last_lifted_at, lifted.last_lifted_by = pointer.last_lifted_at, pointer.last_lifted_by
         self._journal(tx, journal_entry)
         self._commit(tx)
-        return self._context_entry(self.get_block(block_id), level)
+        stored = self.get_block(block_id)
+        return BlockLift(before, BlockPointer.of(stored), self._context_entry(stored, self.block_level(stored)))
 
     def set_block_decay_lambda(self, value: float) -> None:
         lam = require_number(value, "block_decay_lambda")
@@ -803,5 +866,5 @@ def open(database: str | os.PathLike[str], namespace: str, *, read_only: bool = 
         raise
 
 
-__all__ = ["BLOCK_DECAY_LAMBDA", "EventChange", "ProjectionClaim", "StrataGate", "TurnResult", "WorkResult",
+__all__ = ["BLOCK_DECAY_LAMBDA", "BlockLift", "BlockPointer", "EventChange", "ProjectionClaim", "StrataGate", "TurnResult", "WorkResult",
            "in_memory", "open"]

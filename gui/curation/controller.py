@@ -1,4 +1,4 @@
-"""Runs curation actions: plan on the worker, preview, apply with journal entries, push on the undo stack, and
+"""Runs curation actions and the user's block lifts: plan on the worker, preview, apply with journal entries, push on the undo stack, and
 handle a write conflict with another writer (reload or retry, nothing lost).
 
 The controller is the only writer of curation: views call `request()`. It never writes on a read-only memory,
@@ -15,9 +15,10 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 from stratagate.errors import ReadOnlyError, StorageConflictError, StrataGateError
+from stratagate.memory import BlockLift
 from stratagate_gui.curation import engine_calls
 from stratagate_gui.curation.actions import LABELS, Action, EventState, Step, plan, plan_correction, resolve
-from stratagate_gui.curation.commands import CurationCommand
+from stratagate_gui.curation.commands import BlockLiftCommand, CurationCommand, WrittenCommand
 from stratagate_gui.curation.dialogs import ConflictChoice, ConflictDialog, PreviewDialog, action_title
 from stratagate_gui.workers import DatabaseWorker
 
@@ -33,6 +34,8 @@ class CurationController(QObject):
     """The memory was re-read after another writer's commit: views should refresh everything."""
     message = Signal(str)
     """A one-line outcome for the status bar."""
+    blocks_changed = Signal(list)
+    """Block ids whose pointer was written (a lift, its undo or its redo)."""
 
     def __init__(
         self,
@@ -138,7 +141,28 @@ class CurationController(QObject):
             description=action_title(steps),
         )
 
-    # Called by CurationCommand on the stack's undo()/redo() -----------------------------------------------
+    def request_lift(self, block_id: str, level: int) -> None:
+        """Lift a block to `level` for the user (source 'user') and push the lift on the undo stack."""
+        if not self.writable:
+            self._report(ReadOnlyError("This memory is open read-only: lifting is disabled."))
+            return
+        memory, actor = self.memory, self.actor
+
+        def done(lift: BlockLift) -> None:
+            command = BlockLiftCommand(self, block_id, lift.before, lift.after)
+            self.undo_stack.push(command)  # its first redo() only records the lift just written
+            self._block_written(command.text(), block_id)
+
+        self.worker.run(
+            lambda: engine_calls.lift_block(memory, block_id, level, actor),
+            on_done=done,
+            on_error=lambda error: self._failed(
+                f"Lift {block_id} to L{level}", [], error, lambda: self.request_lift(block_id, level)
+            ),
+            description=f"lift block {block_id}",
+        )
+
+    # Called by the commands on the stack's undo()/redo() ---------------------------------------------------
 
     def move_now(self, steps: list[Step], undo: bool) -> None:
         if not self.writable:
@@ -147,7 +171,15 @@ class CurationController(QObject):
         self.worker.call(lambda: engine_calls.move_all(memory, steps, actor, undo))
         self._written(("Undo " if undo else "Redo ") + action_title(steps), steps)
 
-    def stack_move_failed(self, command: CurationCommand, undo: bool, error: StrataGateError) -> None:
+    def move_block_now(self, command: BlockLiftCommand, undo: bool) -> None:
+        if not self.writable:
+            raise ReadOnlyError("This memory is open read-only: lifting is disabled.")
+        memory, actor = self.memory, self.actor
+        goal = command.before if undo else command.after
+        self.worker.call(lambda: engine_calls.move_block_pointer(memory, command.block_id, goal, actor, undo))
+        self._block_written(("Undo " if undo else "Redo ") + command.text(), command.block_id)
+
+    def stack_move_failed(self, command: WrittenCommand, undo: bool, error: StrataGateError) -> None:
         """The stack moved its index although the undo/redo did not happen: move it back, then report."""
 
         def put_index_back() -> None:
@@ -172,6 +204,10 @@ class CurationController(QObject):
     def _written(self, what: str, steps: list[Step]) -> None:
         self.message.emit(what)
         self.changed.emit([step.event_id for step in steps])
+
+    def _block_written(self, what: str, block_id: str) -> None:
+        self.message.emit(what)
+        self.blocks_changed.emit([block_id])
 
     def _failed(self, what: str, steps: list[Step], error: BaseException, retry: Callable[[], None]) -> None:
         if not isinstance(error, StorageConflictError):

@@ -12,6 +12,7 @@ from typing import Any
 
 from stratagate.errors import UnknownIdError
 from stratagate.journal import new_entry
+from stratagate.memory import BlockLift, BlockPointer
 from stratagate.model import Event
 from stratagate_gui.curation.actions import Action, EventState, Step, goal_state, journal_entry
 
@@ -114,3 +115,21 @@ def move_all(memory: Memory, steps: Sequence[Step], actor: str, undo: bool) -> i
     committed with their journal entries, and moving the same steps again finishes the rest."""
     ordered = list(reversed(steps)) if undo else list(steps)
     return sum(move(memory, step, actor, undo) for step in ordered)
+
+
+def lift_block(memory: Memory, block_id: str, level: int, actor: str) -> BlockLift:
+    """Lift a block for the user: the exact pointer written and its journal entry commit together."""
+    before = BlockPointer.of(memory.get_block(block_id))
+    after = memory.lift_pointer(block_id, level, "user")
+    entry = new_entry(actor, "lift", [block_id], before.to_json(), after.to_json())
+    return memory.set_block_pointer(block_id, after, journal_entry=entry)
+
+
+def move_block_pointer(memory: Memory, block_id: str, goal: BlockPointer, actor: str, undo: bool) -> bool:
+    """Put the block's pointer at `goal` exactly (the undo or redo of a lift); returns whether it wrote."""
+    current = BlockPointer.of(memory.get_block(block_id))
+    if current == goal:
+        return False
+    entry = new_entry(actor, "undo lift" if undo else "lift", [block_id], current.to_json(), goal.to_json())
+    memory.set_block_pointer(block_id, goal, journal_entry=entry)
+    return True

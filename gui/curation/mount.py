@@ -66,7 +66,17 @@ def mount(window: Any) -> CurationViews:
         if events is not None and hasattr(events, "refresh"):
             events.refresh()
 
+    def blocks_written(_ids: list[str]) -> None:
+        views.journal.refresh()
+        timeline = getattr(window, "timeline", None)
+        if timeline is not None:
+            timeline.after_lift()
+
+    timeline = getattr(window, "timeline", None)
+    if timeline is not None:
+        timeline.lift_requested.connect(controller.request_lift)
     window.memory_changed.connect(follow)
+    controller.blocks_changed.connect(blocks_written)
     controller.changed.connect(written)
     controller.reloaded.connect(window.refresh_status)
     controller.message.connect(lambda text: window.statusBar().showMessage(text, 8000))

@@ -142,6 +142,8 @@ class BlockTimelinePlot(pg.PlotWidget):
 
 class TimelineView(QWidget):
     block_selected = Signal(str)
+    lift_requested = Signal(str, int)
+    """(block id, level): the Lift button, for the curation controller."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -268,17 +270,13 @@ class TimelineView(QWidget):
         self._redraw()
 
     def lift_selected(self) -> None:
-        memory, block_id = self.memory, self.selected_block
-        if memory is None or block_id is None:
+        """Ask for a user lift of the selected block (the curation controller writes it and pushes it on the
+        undo stack, then `blocks_changed` reloads this view)."""
+        if self.memory is None or self.selected_block is None:
             return
-        target = self.lift_target.currentIndex()
-        self.window_.worker.run(
-            lambda: memory.expand_block(block_id, target, source="user"),
-            on_done=lambda _entry: self._after_lift(),
-            description=f"lift block {block_id}",
-        )
+        self.lift_requested.emit(self.selected_block, self.lift_target.currentIndex())
 
-    def _after_lift(self) -> None:
+    def after_lift(self) -> None:
         self.window_.refresh_status()
         self.reload()
 
