@@ -48,16 +48,23 @@ def _word_breaker() -> icu.BreakIterator:
     return breaker
 
 
-# Names, event types, dates and filter values recur across documents and queries: caching the pure
-# functions below saves most of their cost there. Unique long texts just pass through the caches.
+# Names, event types, dates and filter values recur across documents and queries: short texts are cached
+# (long ones are mostly unique, and their tokens would fill memory).
 _CACHE_SIZE = 8192
+_CACHED_LENGTH = 80
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
 def normalize_search_text(text: str) -> str:
     """NFKC, lowercase (ICU full case mapping, as JS `toLocaleLowerCase`), whitespace runs to one space, trim."""
+    return _normalize_cached(text) if len(text) <= _CACHED_LENGTH else _normalize(text)
+
+
+def _normalize(text: str) -> str:
     lowered = icu.CaseMap.toLower(_ROOT, _NFKC.normalize(text))
     return _JS_WHITESPACE_RUN.sub(" ", lowered).strip(_JS_TRIM_CHARS)
+
+
+_normalize_cached = lru_cache(maxsize=_CACHE_SIZE)(_normalize)
 
 
 def _word_segments(text: str) -> list[str]:
@@ -83,11 +90,10 @@ def _word_segments(text: str) -> list[str]:
 
 def search_tokens(text: str) -> list[str]:
     """`word:<segment>` for each word-like segment, then Han bigrams (`han2:`) or a lone `han1:` per Han run."""
-    return list(_search_tokens(text))
+    return list(_tokens_cached(text) if len(text) <= _CACHED_LENGTH else _tokens(text))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _search_tokens(text: str) -> tuple[str, ...]:
+def _tokens(text: str) -> tuple[str, ...]:
     normalized = normalize_search_text(text)
     if not normalized:
         return ()
@@ -97,6 +103,9 @@ def _search_tokens(text: str) -> tuple[str, ...]:
             tokens.append(f"han1:{run}")
         tokens.extend(f"han2:{run[i : i + 2]}" for i in range(len(run) - 1))
     return tuple(tokens)
+
+
+_tokens_cached = lru_cache(maxsize=_CACHE_SIZE)(_tokens)
 
 
 def fuzzy_search_match(candidate: str, requested: str) -> bool:
