@@ -83,3 +83,11 @@ def test_tokens_are_a_function_of_the_normalized_text(text: str) -> None:
     assert tokens == search_tokens(normalize_search_text(text))
     assert all(token.split(":", 1)[1] for token in tokens)
     assert all(token.startswith(("word:", "han1:", "han2:")) for token in tokens)
+
+
+def test_cached_tokens_are_fresh_lists_for_each_caller() -> None:
+    tokens = search_tokens("Alice")
+    tokens.append("word:intruder")
+    assert search_tokens("Alice") == ["word:alice"]
+    long_text = "word " * 40
+    assert search_tokens(long_text) == ["word:word"] * 40
