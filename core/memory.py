@@ -96,6 +96,19 @@ class EventChange:
     after: Event
 
 
+CURATION_ACTIONS = ("pin", "unpin", "forget", "archive", "restore", "supersede", "unsupersede")
+
+
+@dataclass(frozen=True)
+class EventCuration:
+    """One change of a batch (`StrataGate.curate_events`): `action` (one of `CURATION_ACTIONS`) on an event;
+    `replacement_id` names the superseding event of a supersede."""
+
+    action: str
+    event_id: str
+    replacement_id: str | None = None
+
+
 @dataclass(frozen=True)
 class BlockPointer:
     """A block's decay pointer: the fields a lift writes, and what undoing the lift puts back."""
@@ -679,50 +692,67 @@ class StrataGate:
         self._commit(tx)
         return self.get_event(event.id)
 
-    def _curate(self, event_id: str, change: Callable[[Mutation, str], Any],
-                journal_entry: Mapping[str, Any] | None) -> EventChange:
+    def curate_events(self, changes: Sequence[EventCuration], *,
+                      journal_entries: Sequence[Mapping[str, Any]] = ()) -> list[EventChange]:
+        """Apply several curation changes in one commit: one revision, every journal entry in the same
+        transaction. All or nothing: a bad change or a conflict with another writer writes none of them.
+        Changes apply in order (an event may take several); returns one `EventChange` per event, first-seen order."""
         self._require_writable()
-        before = copy.deepcopy(self.get_event(event_id))
+        if isinstance(changes, EventCuration) or not isinstance(changes, Sequence):
+            raise InvalidInputError("changes must be a list of EventCuration")
+        if isinstance(journal_entries, Mapping) or not isinstance(journal_entries, Sequence):
+            raise InvalidInputError("journal_entries must be a list of dicts")
+        befores: dict[str, Event] = {}
+        for index, change in enumerate(changes):
+            if not isinstance(change, EventCuration):
+                raise InvalidInputError(f"changes[{index}] must be an EventCuration, got {type(change).__name__}")
+            require_choice(change.action, f"changes[{index}].action", CURATION_ACTIONS)
+            if change.event_id not in befores:
+                befores[change.event_id] = copy.deepcopy(self.get_event(change.event_id))
+            if change.action == "supersede":
+                self.get_event(require_id(change.replacement_id, f"changes[{index}].replacement_id"))
+                if change.replacement_id == change.event_id:
+                    raise InvalidInputError(f"An event cannot supersede itself: {change.event_id}")
+        now = self._stamp()
         tx = Mutation(self._state)
-        change(tx, self._stamp())
-        self._journal(tx, journal_entry)
+        for change in changes:
+            _apply_curation(tx, change, now)
+        for entry in journal_entries:
+            self._journal(tx, entry)
         self._commit(tx)
-        return EventChange(before, self.get_event(event_id))
+        return [EventChange(before, self.get_event(event_id)) for event_id, before in befores.items()]
+
+    def _curate(self, change: EventCuration, journal_entry: Mapping[str, Any] | None) -> EventChange:
+        (result,) = self.curate_events([change], journal_entries=[] if journal_entry is None else [journal_entry])
+        return result
 
     def pin_event(self, event_id: str, pinned: bool = True, *,
                   journal_entry: Mapping[str, Any] | None = None) -> EventChange:
         require_bool(pinned, "pinned")
-
-        def pin(tx: Mutation, now: str) -> None:
-            event = event_ops.edit_event(tx, event_id)
-            event.weight.pinned, event.updated_at = pinned, now
-        return self._curate(event_id, pin, journal_entry)
+        return self._curate(EventCuration("pin" if pinned else "unpin", event_id), journal_entry)
 
     def unpin_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
         return self.pin_event(event_id, False, journal_entry=journal_entry)
 
     def forget_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
         """Hide an event from search and give it weight 0; reversible with `restore_event`."""
-        return self._curate(event_id, lambda tx, now: event_ops.set_status(tx, event_id, "forgotten", now), journal_entry)
+        return self._curate(EventCuration("forget", event_id), journal_entry)
 
     def archive_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
-        return self._curate(event_id, lambda tx, now: event_ops.set_status(tx, event_id, "archived", now), journal_entry)
+        return self._curate(EventCuration("archive", event_id), journal_entry)
 
     def restore_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
         """Undo forget/archive (back to superseded when a newer event replaced it)."""
-        return self._curate(event_id, lambda tx, now: event_ops.restore(tx, event_id, now), journal_entry)
+        return self._curate(EventCuration("restore", event_id), journal_entry)
 
     def supersede_event(self, old_id: str, new_id: str, *,
                         journal_entry: Mapping[str, Any] | None = None) -> EventChange:
         """Mark `old_id` as replaced by `new_id` (both must exist and differ)."""
-        self.get_event(new_id)
-        if old_id == new_id:
-            raise InvalidInputError(f"An event cannot supersede itself: {old_id}")
-        return self._curate(old_id, lambda tx, now: event_ops.supersede(tx, old_id, new_id, now), journal_entry)
+        return self._curate(EventCuration("supersede", old_id, new_id), journal_entry)
 
     def unsupersede_event(self, event_id: str, *, journal_entry: Mapping[str, Any] | None = None) -> EventChange:
         """Undo a supersession: the event is active again and loses the 0.1 cap."""
-        return self._curate(event_id, lambda tx, now: event_ops.unsupersede(tx, event_id, now), journal_entry)
+        return self._curate(EventCuration("unsupersede", event_id), journal_entry)
 
     # usage --------------------------------------------------------------------------------------------------
     def record_memory_use(
@@ -843,6 +873,21 @@ class StrataGate:
         return normalize_retrieval_assessment(assessment, set(latest_refs))
 
 
+def _apply_curation(tx: Mutation, change: EventCuration, now: str) -> None:
+    event_id = change.event_id
+    if change.action in ("pin", "unpin"):
+        event = event_ops.edit_event(tx, event_id)
+        event.weight.pinned, event.updated_at = change.action == "pin", now
+    elif change.action in ("forget", "archive"):
+        event_ops.set_status(tx, event_id, "forgotten" if change.action == "forget" else "archived", now)
+    elif change.action == "restore":
+        event_ops.restore(tx, event_id, now)
+    elif change.action == "supersede":
+        event_ops.supersede(tx, event_id, change.replacement_id or "", now)
+    else:
+        event_ops.unsupersede(tx, event_id, now)
+
+
 def in_memory(**options: Any) -> StrataGate:
     """An ephemeral memory (nothing written to disk). Options as for `open`, plus `namespace`."""
     namespace = options.pop("namespace", "memory")
@@ -866,5 +911,5 @@ def open(database: str | os.PathLike[str], namespace: str, *, read_only: bool = 
         raise
 
 
-__all__ = ["BLOCK_DECAY_LAMBDA", "BlockLift", "BlockPointer", "EventChange", "ProjectionClaim", "StrataGate", "TurnResult", "WorkResult",
-           "in_memory", "open"]
+__all__ = ["BLOCK_DECAY_LAMBDA", "CURATION_ACTIONS", "BlockLift", "BlockPointer", "EventChange", "EventCuration",
+           "ProjectionClaim", "StrataGate", "TurnResult", "WorkResult", "in_memory", "open"]

@@ -1,18 +1,18 @@
 """The facade calls behind curation steps. Runs on the database worker thread only.
 
-Every change goes through the `StrataGate` facade with a journal entry, so the mutation and its journal entry
-commit in one transaction. Applying a step and undoing it are the same move: from the state stored now to the
-step's goal (`actions.goal_state`), with the fewest facade calls.
+Every change goes through the `StrataGate` facade with its journal entries, so the mutation and its journal
+entries commit in one transaction. Applying a step and undoing it are the same move: from the state stored now
+to the step's goal (`actions.goal_state`), with the fewest changes; an action on a selection is one commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from stratagate.errors import UnknownIdError
 from stratagate.journal import new_entry
-from stratagate.memory import BlockLift, BlockPointer
+from stratagate.memory import BlockLift, BlockPointer, EventCuration
 from stratagate.model import Event
 from stratagate_gui.curation.actions import Action, EventState, Step, goal_state, journal_entry
 
@@ -59,62 +59,51 @@ def write_correction(memory: Memory, card: dict[str, Any], steps: Sequence[Step]
     )
 
 
-def transition_calls(
-    memory: Memory, event_id: str, start: EventState, goal: EventState
-) -> list[Callable[..., Any]]:
-    """The facade calls (each taking `journal_entry=`) that move an event from `start` to `goal`.
+def transition_changes(event_id: str, start: EventState, goal: EventState) -> list[EventCuration]:
+    """The facade changes that move an event from `start` to `goal`.
 
     Supersession first (it may change the status as the engine defines), then status, then the pin."""
-    calls: list[Callable[..., Any]] = []
+    changes: list[EventCuration] = []
     status = start.status
     if (start.superseded_by, start.forced_cap) != (goal.superseded_by, goal.forced_cap):
         if goal.superseded_by is None:
-            calls.append(lambda **journal: memory.unsupersede_event(event_id, **journal))
+            changes.append(EventCuration("unsupersede", event_id))
             status = "active" if status == "superseded" else status
         else:
-            target = goal.superseded_by
-            calls.append(lambda **journal: memory.supersede_event(event_id, target, **journal))
+            changes.append(EventCuration("supersede", event_id, goal.superseded_by))
             status = status if status in ("forgotten", "archived") else "superseded"
     if status != goal.status:
-        calls.append(_status_call(memory, event_id, goal.status))
+        changes.append(EventCuration(_STATUS_ACTIONS.get(goal.status, "restore"), event_id))
     if start.pinned != goal.pinned:
-        pinned = goal.pinned
-        calls.append(lambda **journal: memory.pin_event(event_id, pinned=pinned, **journal))
-    return calls
+        changes.append(EventCuration("pin" if goal.pinned else "unpin", event_id))
+    return changes
 
 
-def _status_call(memory: Memory, event_id: str, status: str) -> Callable[..., Any]:
-    if status == "forgotten":
-        return lambda **journal: memory.forget_event(event_id, **journal)
-    if status == "archived":
-        return lambda **journal: memory.archive_event(event_id, **journal)
-    # 'active' and 'superseded' are both "restore": the engine brings back a superseded event as superseded.
-    return lambda **journal: memory.restore_event(event_id, **journal)
-
-
-def move(memory: Memory, step: Step, actor: str, undo: bool) -> bool:
-    """Move the event to the step's goal (see `goal_state`) from whatever is stored now.
-
-    Starting from the stored state makes a retry after a conflict, or after a partial failure, converge
-    instead of repeating calls, and keeps what another writer changed meanwhile: an event already at its goal
-    needs no call and gets no journal entry. The journal entry rides on the last call, the one that completes
-    the step. Returns whether it wrote."""
-    current = EventState.of(memory.get_event(step.event_id))
-    goal = goal_state(step, current, undo)
-    calls = transition_calls(memory, step.event_id, current, goal)
-    for index, call in enumerate(calls):
-        last = index == len(calls) - 1
-        call(journal_entry=journal_entry(step, actor, current, goal, undo) if last else None)
-    return bool(calls)
+_STATUS_ACTIONS = {"forgotten": "forget", "archived": "archive"}
+"""'active' and 'superseded' are both "restore": the engine brings back a superseded event as superseded."""
 
 
 def move_all(memory: Memory, steps: Sequence[Step], actor: str, undo: bool) -> int:
-    """Move every step (in reverse order when undoing); returns how many steps wrote.
+    """Move every step's event to its goal (see `goal_state`) in one commit, in reverse order when undoing;
+    returns how many steps wrote.
 
-    A failure (a conflict with another writer) stops the walk and propagates; the steps already moved stay
-    committed with their journal entries, and moving the same steps again finishes the rest."""
+    Each step starts from the state stored now, so a retry after a conflict converges instead of repeating
+    changes, and keeps what another writer changed meanwhile: an event already at its goal needs no change and
+    gets no journal entry. One facade call writes every change and one journal entry per moved step, so a
+    multi-event action is one revision, and a conflict writes none of it."""
     ordered = list(reversed(steps)) if undo else list(steps)
-    return sum(move(memory, step, actor, undo) for step in ordered)
+    changes: list[EventCuration] = []
+    entries: list[dict[str, Any]] = []
+    for step in ordered:
+        current = EventState.of(memory.get_event(step.event_id))
+        goal = goal_state(step, current, undo)
+        step_changes = transition_changes(step.event_id, current, goal)
+        if step_changes:
+            changes += step_changes
+            entries.append(journal_entry(step, actor, current, goal, undo))
+    if changes:
+        memory.curate_events(changes, journal_entries=entries)
+    return len(entries)
 
 
 def lift_block(memory: Memory, block_id: str, level: int, actor: str) -> BlockLift:

@@ -258,3 +258,32 @@ def test_read_only_memory_refuses_curation_and_the_file_stays_byte_identical(qtb
     h.close()
     assert hashlib.sha256(reference_db_copy.read_bytes()).hexdigest() == digest
     assert not reference_db_copy.with_name(reference_db_copy.name + "-wal").exists()
+
+
+BATCH_IDS = ["evt_51", "evt_53", "evt_55"]
+
+
+def test_a_selection_action_is_one_revision_and_so_is_its_undo(harness):
+    before = dump_rows(harness.path)
+    revision = harness.worker.call(lambda: harness.memory.revision)
+    harness.request(Action.FORGET, BATCH_IDS)
+    assert harness.worker.call(lambda: harness.memory.revision) == revision + 1
+    assert [entry.action for entry in harness.journal()] == ["forget"] * 3
+    harness.stack.undo()
+    assert harness.worker.call(lambda: harness.memory.revision) == revision + 2
+    assert {harness.event(event_id).status for event_id in ("evt_51", "evt_55")} == {"active"}
+    assert harness.event("evt_53").status == "superseded"
+    assert len(dump_rows(harness.path)["events"]) == len(before["events"])
+
+
+def test_a_conflict_leaves_the_whole_selection_unchanged(harness):
+    harness.worker.call(lambda: harness.memory.get_event("evt_51"))
+    other = _open(harness.path)
+    other.pin_event("evt_83")
+    rows = dump_rows(harness.path)
+    harness.conflict_choice = ConflictChoice.RELOAD
+    harness.request(Action.FORGET, BATCH_IDS)
+    assert len(harness.conflicts) == 1
+    assert dump_rows(harness.path) == rows
+    assert harness.stack.count() == 0 and harness.journal() == []
+    other.close()
