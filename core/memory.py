@@ -693,10 +693,16 @@ class StrataGate:
         return self.get_event(event.id)
 
     def curate_events(self, changes: Sequence[EventCuration], *,
-                      journal_entries: Sequence[Mapping[str, Any]] = ()) -> list[EventChange]:
+                      journal_entries: Sequence[Mapping[str, Any]] = (),
+                      restore_stamps_from: Iterable[Event] = ()) -> list[EventChange]:
         """Apply several curation changes in one commit: one revision, every journal entry in the same
         transaction. All or nothing: a bad change or a conflict with another writer writes none of them.
-        Changes apply in order (an event may take several); returns one `EventChange` per event, first-seen order."""
+        Changes apply in order (an event may take several); returns one `EventChange` per event, first-seen order.
+
+        An undo passes `restore_stamps_from`: the events as they were before the action it undoes (the
+        `EventChange.before` records). A changed event that ends exactly as it was then gets that `updatedAt`
+        back, so doing and undoing leaves its row byte-identical; an event that differs in anything else (a
+        change by another writer, which the undo keeps) keeps the new stamp, because it did change."""
         self._require_writable()
         if isinstance(changes, EventCuration) or not isinstance(changes, Sequence):
             raise InvalidInputError("changes must be a list of EventCuration")
@@ -717,6 +723,8 @@ class StrataGate:
         tx = Mutation(self._state)
         for change in changes:
             _apply_curation(tx, change, now)
+        for original in restore_stamps_from:
+            _restore_stamp(tx, original, befores)
         for entry in journal_entries:
             self._journal(tx, entry)
         self._commit(tx)
@@ -886,6 +894,17 @@ def _apply_curation(tx: Mutation, change: EventCuration, now: str) -> None:
         event_ops.supersede(tx, event_id, change.replacement_id or "", now)
     else:
         event_ops.unsupersede(tx, event_id, now)
+
+
+def _restore_stamp(tx: Mutation, original: Event, changed: Mapping[str, Event]) -> None:
+    """Give a changed event its earlier `updatedAt` when it now equals `original` in every other field."""
+    if not isinstance(original, Event):
+        raise InvalidInputError(f"restore_stamps_from must hold Event records, got {type(original).__name__}")
+    if original.id not in changed:
+        return
+    event = tx.edit("events", original.id)
+    if {**event.to_record(), "updatedAt": original.updated_at} == original.to_record():
+        event.updated_at = original.updated_at
 
 
 def in_memory(**options: Any) -> StrataGate:

@@ -9,7 +9,7 @@ build on these plans.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -92,6 +92,9 @@ class Step:
     creates: bool = False
     """The step of a corrected card: it does not exist before the action. Undoing archives it (nothing is
     ever deleted) and redoing restores it, so `before` says archived."""
+    original: Event | None = field(default=None, compare=False, repr=False)
+    """The whole event as planned, before the action: an undo that brings it back exactly restores its
+    `updatedAt` too (see `StrataGate.curate_events`)."""
 
     def weights(self, turn: int) -> tuple[float, float]:
         return self.before.weight_at(turn), self.after.weight_at(turn)
@@ -123,7 +126,7 @@ def plan(action: Action, events: Iterable[Event], replacement_id: str | None = N
     for event in events:
         before = EventState.of(event)
         after = _after(action, event, before, replacement_id)
-        step = Step(action, event.id, event.title, before, after, replacement_id)
+        step = Step(action, event.id, event.title, before, after, replacement_id, original=event)
         if step.changes_anything:
             steps.append(step)
     return steps

@@ -102,7 +102,10 @@ def move_all(memory: Memory, steps: Sequence[Step], actor: str, undo: bool) -> i
             changes += step_changes
             entries.append(journal_entry(step, actor, current, goal, undo))
     if changes:
-        memory.curate_events(changes, journal_entries=entries)
+        # Only an undo restores the events' earlier updatedAt: it brings them back to the state they had,
+        # while an action or a redo is a new change and gets a new stamp.
+        originals = [step.original for step in steps if undo and step.original is not None]
+        memory.curate_events(changes, journal_entries=entries, restore_stamps_from=originals)
     return len(entries)
 
 

@@ -82,3 +82,36 @@ def test_one_bad_change_writes_none(reference_db_copy: Path):
     with pytest.raises(ReadOnlyError):
         forensic.curate_events([EventCuration("pin", "evt_51")])
     forensic.close()
+
+
+def event_row(path: Path, event_id: str) -> dict[str, list[tuple]]:
+    """The event's row and its source rows, every column."""
+    with sqlite3.connect(path) as connection:
+        tables = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'event%'")]
+        rows = {}
+        for table in tables:
+            column = "id" if table == "events" else "event_id"
+            rows[table] = sorted(connection.execute(f'SELECT * FROM "{table}" WHERE {column} = ?', (event_id,)))
+    connection.close()
+    return rows
+
+
+def test_pin_then_undo_with_the_record_before_leaves_the_row_byte_identical(reference_db_copy: Path):
+    memory = _open(reference_db_copy)
+    original = event_row(reference_db_copy, "evt_51")
+    (pinned,) = memory.curate_events([EventCuration("pin", "evt_51")])
+    assert pinned.after.updated_at != pinned.before.updated_at
+    memory.curate_events([EventCuration("unpin", "evt_51")], restore_stamps_from=[pinned.before])
+    assert event_row(reference_db_copy, "evt_51") == original
+    memory.close()
+
+
+def test_an_undo_keeps_the_new_stamp_when_the_event_changed_otherwise(reference_db_copy: Path):
+    memory = _open(reference_db_copy)
+    (pinned,) = memory.curate_events([EventCuration("pin", "evt_51")])
+    memory.record_memory_use(["evt_51"], receipt_id="answer-1")
+    (undone,) = memory.curate_events([EventCuration("unpin", "evt_51")], restore_stamps_from=[pinned.before])
+    assert undone.after.weight.mention_count == pinned.before.weight.mention_count + 1
+    assert undone.after.updated_at == pinned.after.updated_at != pinned.before.updated_at
+    memory.close()

@@ -287,3 +287,19 @@ def test_a_conflict_leaves_the_whole_selection_unchanged(harness):
     assert dump_rows(harness.path) == rows
     assert harness.stack.count() == 0 and harness.journal() == []
     other.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "ids", "replacement"),
+    [
+        (Action.PIN, ["evt_51"], None),
+        (Action.FORGET, ["evt_51", "evt_53", "evt_55"], None),
+        (Action.SUPERSEDE, ["evt_51", "evt_54"], "evt_87"),
+    ],
+)
+def test_do_then_undo_leaves_every_row_byte_identical(harness, action, ids, replacement):
+    original = dump_rows(harness.path)
+    harness.request(action, ids, replacement)
+    assert dump_rows(harness.path) != original
+    harness.stack.undo()
+    assert dump_rows(harness.path) == original  # updatedAt included: the undo restores the earlier stamps
