@@ -54,12 +54,11 @@ def element_view_at(element: Element, at: str | None) -> Element:
     moment = parse_js_date(at) if at else None
     if moment is None:
         return view
-    view.facts = [
+    facts = [
         fact for fact in view.facts
         if _bound(fact.valid_from, -math.inf) <= moment <= _bound(fact.valid_to, math.inf)
     ]
-    view.current_state = render_element_state(view.facts, include_historical=True)
-    return view
+    return replace(view, facts=facts, current_state=render_element_state(facts, include_historical=True))
 
 
 def event_chronology(event: Any) -> str:
@@ -80,6 +79,7 @@ def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any,
     touched: list[str] = []
     batch = set(job.source_event_ids)
     normalized_cache: dict[str, str] = {}
+    known_sources: dict[str, tuple[set[str], set[str]]] = {}
 
     def norm(text: str) -> str:
         if text not in normalized_cache:
@@ -139,32 +139,38 @@ def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any,
 
         fact_value: str | list[str] | None = value
         if mode in ("state", "relation"):
-            for position, fact in enumerate(element.facts):
-                if fact.status == "active" and fact.key == key and fact.mode == mode:
-                    element.facts[position] = replace(fact, status="superseded", valid_to=fact.valid_to or valid_from,
-                                                      updated_at=now)
+            for position in element.active_positions(key, mode):
+                fact = element.facts[position]
+                element.set_fact(position, replace(fact, status="superseded", valid_to=fact.valid_to or valid_from,
+                                                   updated_at=now))
         else:
             present = {
-                norm(item) for fact in element.facts
-                if fact.status == "active" and fact.mode == "set" and fact.key == key
+                norm(item) for fact in (element.facts[position] for position in element.active_positions(key, "set"))
                 for item in (fact.value if isinstance(fact.value, list) else [fact.value])
             }
             incoming = value if isinstance(value, list) else [value]
             fresh = [item for item in dict.fromkeys(incoming) if norm(item) not in present]
             fact_value = fresh or None
         if fact_value is not None:
-            element.facts.append(ElementFact(
+            element.add_fact(ElementFact(
                 id=new_id("fact"), key=key, mode=mode, value=fact_value, source_event_ids=list(allowed),
                 status="active", created_at=now, updated_at=now, valid_from=valid_from, valid_to=valid_to,
                 confidence=confidence,
             ))
-        element.source_event_ids.extend(eid for eid in allowed if eid not in element.source_event_ids)
+        # Sets of the element's sources, made once per element and call: a long history is not rescanned.
+        if element.id not in known_sources:
+            known_sources[element.id] = (set(element.source_event_ids), set(element.source_message_ids))
+        known_events, known_messages = known_sources[element.id]
+        for event_id in allowed:
+            if event_id not in known_events:
+                known_events.add(event_id)
+                element.source_event_ids.append(event_id)
         for event_id in allowed:
             event = tx.get("events", event_id)
-            if event is not None:
-                element.source_message_ids.extend(
-                    mid for mid in event.source_message_ids if mid not in element.source_message_ids)
-        element.current_state = render_element_state(element.facts)
+            fresh = [mid for mid in dict.fromkeys(event.source_message_ids) if mid not in known_messages] if event else []
+            known_messages.update(fresh)
+            element.source_message_ids.extend(fresh)
+        element.current_state = render_element_state(element.active_facts())
         element.updated_at = now
         if element.id not in touched:
             touched.append(element.id)

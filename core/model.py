@@ -9,6 +9,7 @@ mutation works on copies and swaps them in after the storage commit).
 from __future__ import annotations
 
 import copy
+from bisect import insort
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -312,7 +313,8 @@ class ElementFact:
 
 @dataclass
 class Element:
-    """A person, project, organization, tool or place, with its fact history."""
+    """A person, project, organization, tool or place, with its fact history. Facts are only ever replaced
+    (`set_fact`) or appended (`add_fact`), never edited in place, removed or reordered."""
 
     id: str
     name: str
@@ -326,15 +328,74 @@ class Element:
     created_at: str
     updated_at: str
 
+    _active: dict[tuple[str, str], list[int]] | None = field(default=None, init=False, repr=False, compare=False)
+    _changed: set[int] | None = field(default=None, init=False, repr=False, compare=False)
+    """On a clone: the positions of the facts replaced or appended since it was cloned."""
+    _cloned_count: int = field(default=0, init=False, repr=False, compare=False)
+
     def fact(self, fact_id: str) -> ElementFact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
 
+    def active_positions(self, key: str, mode: str) -> list[int]:
+        """Positions of the active facts with this key and mode, in order. The index behind it is built once
+        per element and kept by `set_fact` / `add_fact`, so projecting onto an element with a long history of
+        superseded facts does not scan that history."""
+        return list(self._active_index().get((key, mode), ()))
+
+    def active_facts(self) -> list[ElementFact]:
+        """The active facts, in fact order."""
+        return [self.facts[position] for position in sorted(p for ps in self._active_index().values() for p in ps)]
+
+    def set_fact(self, position: int, fact: ElementFact) -> None:
+        self._unindex(position, self.facts[position])
+        self.facts[position] = fact
+        self._index(position, fact)
+        if self._changed is not None:
+            self._changed.add(position)
+
+    def add_fact(self, fact: ElementFact) -> None:
+        self.facts.append(fact)
+        self._index(len(self.facts) - 1, fact)
+        if self._changed is not None:
+            self._changed.add(len(self.facts) - 1)
+
+    def _active_index(self) -> dict[tuple[str, str], list[int]]:
+        if self._active is None:
+            self._active = {}
+            for position, fact in enumerate(self.facts):
+                self._index(position, fact)
+        return self._active
+
+    def _index(self, position: int, fact: ElementFact) -> None:
+        if self._active is not None and fact.status == "active":
+            insort(self._active.setdefault((fact.key, fact.mode), []), position)
+
+    def _unindex(self, position: int, fact: ElementFact) -> None:
+        if self._active is not None and fact.status == "active":
+            self._active[(fact.key, fact.mode)].remove(position)
+
     def clone(self) -> Element:
         """A copy for a mutation that shares the fact objects (facts are replaced, never edited in place),
-        so changing an element with a long history does not copy that history."""
-        return replace(self, aliases=list(self.aliases), facts=list(self.facts),
-                       source_event_ids=list(self.source_event_ids), source_message_ids=list(self.source_message_ids),
-                       weight=replace(self.weight))
+        so changing an element with a long history does not copy that history. The copy records which facts
+        it replaces or adds (`changed_facts`)."""
+        copied = replace(self, aliases=list(self.aliases), facts=list(self.facts),
+                         source_event_ids=list(self.source_event_ids), source_message_ids=list(self.source_message_ids),
+                         weight=replace(self.weight))
+        if self._active is not None:
+            copied._active = {key: list(positions) for key, positions in self._active.items()}
+        copied._changed, copied._cloned_count = set(), len(self.facts)
+        return copied
+
+    def changed_facts(self) -> list[ElementFact] | None:
+        """On a clone: the facts replaced or appended since cloning, in fact order. None when that is not known
+        (not a clone, or the fact list changed other than through `set_fact` / `add_fact`): then only the whole
+        fact list says what changed."""
+        if self._changed is None:
+            return None
+        appended = sum(1 for position in self._changed if position >= self._cloned_count)
+        if len(self.facts) != self._cloned_count + appended:
+            return None
+        return [self.facts[position] for position in sorted(self._changed)]
 
     @classmethod
     def from_record(cls, record: Record) -> Element:
@@ -358,20 +419,6 @@ class Element:
             "sourceEventIds": list(self.source_event_ids), "sourceMessageIds": list(self.source_message_ids),
             "weight": self.weight.to_record(), "createdAt": self.created_at, "updatedAt": self.updated_at,
         }
-
-    def facts_changed_since(self, original: Element) -> list[ElementFact] | None:
-        """The facts replaced or appended since `original` (this element's clone source), in order; None when
-        facts were removed or reordered (then only the whole fact list says what changed). Compares by identity:
-        facts are replaced, never edited in place."""
-        if len(self.facts) < len(original.facts):
-            return None
-        changed = []
-        for new, old in zip(self.facts, original.facts, strict=False):  # appended facts come after
-            if new is not old:
-                if new.id != old.id:
-                    return None
-                changed.append(new)
-        return changed + self.facts[len(original.facts):]
 
 
 @dataclass

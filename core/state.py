@@ -156,8 +156,7 @@ class Mutation:
         """A changed element as its own fields plus the facts it replaced or added, so the commit's cost follows
         the change rather than the element's history; a new element, or one whose facts were removed or
         reordered, goes whole."""
-        original = self.state.section("elements").get(element.id)
-        changed = None if original is None else element.facts_changed_since(original)
+        changed = element.changed_facts() if element.id in self.state.section("elements") else None
         if changed is None:
             changes.upsert("elements", element.to_record())
             return
