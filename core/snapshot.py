@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stratagate.errors import SnapshotError
+from stratagate.validation import MAX_MESSAGE_LENGTH
 
 SCHEMA_VERSION = 7
 DEFAULT_BLOCK_DECAY_LAMBDA = 0.3
@@ -156,6 +157,14 @@ def _require_choice(record: dict[str, Any], field: str, where: str, choices: Ite
         raise SnapshotError(f"Invalid StrataGate snapshot: {where} {field} must be one of {', '.join(choices)}, got {record.get(field)!r}")
 
 
+def validate_section(section: str, records: list[Any]) -> None:
+    """Check the records of one section (as a backend reads them) with the snapshot's shape rules."""
+    snapshot: Snapshot = {name: [] for name in (*ARRAY_SECTIONS, "successfulModelResponses")}
+    snapshot["blockDecayLambda"] = DEFAULT_BLOCK_DECAY_LAMBDA
+    snapshot[section] = records
+    _validate_shapes(snapshot)
+
+
 def _validate_message(message: dict[str, Any], where: str) -> None:
     if not isinstance(message, dict):
         raise SnapshotError(f"Invalid StrataGate snapshot: {where} message must be an object")
@@ -163,6 +172,8 @@ def _validate_message(message: dict[str, Any], where: str) -> None:
     _require_str(message, "id", inner, nonempty=True)
     _require_str(message, "role", inner, nonempty=True)
     _require_str(message, "content", inner)
+    if len(message["content"]) > MAX_MESSAGE_LENGTH:  # append_turn refuses such a message too
+        raise SnapshotError(f"Invalid StrataGate snapshot: {inner} content is longer than {MAX_MESSAGE_LENGTH} characters")
     _require_str(message, "createdAt", inner)
     _require_str(message, "threadId", inner, optional=True)
     calls = message.get("toolCalls")

@@ -12,12 +12,25 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from stratagate.errors import SnapshotError
+
 Record = dict[str, Any]
 Row = Mapping[str, Any]
 
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def load_json(row: Row, column: str) -> Any:
+    """A JSON column's value; damaged text (malformed, or nested too deep to read) is a SnapshotError naming
+    the row and column."""
+    try:
+        return json.loads(row[column])
+    except (ValueError, RecursionError) as error:
+        key = row.get("id", row.get("block_id"))
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise SnapshotError(f"row {key!r}: column {column} is not valid JSON ({reason})") from None
 
 
 def number(value: float | int | None) -> float | int | None:
@@ -85,7 +98,7 @@ def message_record(row: Row) -> Record:
     }
     _optional_text(record, row, "threadId", "thread_id")
     if row["tool_calls_json"] is not None:
-        record["toolCalls"] = json.loads(row["tool_calls_json"])
+        record["toolCalls"] = load_json(row, "tool_calls_json")
     return record
 
 
@@ -127,9 +140,9 @@ def block_record(row: Row, l5_raw: list[Record]) -> Record:
             "createdAt": row["created_at"],
             "shouldExtract": bool(row["should_extract"]),
             "l0Title": row["l0_title"],
-            "l0Tags": json.loads(row["l0_tags_json"]),
+            "l0Tags": load_json(row, "l0_tags_json"),
             "l1Summary": row["l1_summary"],
-            "l2Keypoints": json.loads(row["l2_keypoints_json"]),
+            "l2Keypoints": load_json(row, "l2_keypoints_json"),
             "l3Condensed": row["l3_condensed"],
             "l4Readable": row["l4_readable"],
             "l5Raw": l5_raw,
@@ -198,11 +211,11 @@ def event_record(row: Row, source_message_ids: list[str]) -> Record:
         "title": row["title"],
         "summary": row["summary"],
         "narrative": row["narrative"],
-        "tags": json.loads(row["tags_json"]),
-        "quotes": json.loads(row["quotes_json"]),
+        "tags": load_json(row, "tags_json"),
+        "quotes": load_json(row, "quotes_json"),
         "sourceMessageIds": source_message_ids,
         "sourceBlockId": row["source_block_id"],
-        "temporal": json.loads(row["temporal_json"]),
+        "temporal": load_json(row, "temporal_json"),
         "scope": row["scope"],
         "criticality": row["criticality"],
         "confidence": number(row["confidence"]),
@@ -239,7 +252,7 @@ def element_record(
         "id": row["id"],
         "name": row["name"],
         "type": row["type"],
-        "aliases": json.loads(row["aliases_json"]),
+        "aliases": load_json(row, "aliases_json"),
         "currentState": row["current_state"],
         "facts": facts,
         "sourceEventIds": source_event_ids,
@@ -273,7 +286,7 @@ def fact_record(row: Row, source_event_ids: list[str]) -> Record:
         "id": row["id"],
         "key": row["key"],
         "mode": row["mode"],
-        "value": json.loads(row["value_json"]),
+        "value": load_json(row, "value_json"),
     }
     _optional_text(record, row, "validFrom", "valid_from")
     _optional_text(record, row, "validTo", "valid_to")
@@ -326,10 +339,10 @@ def projection_job_row(namespace: str, job: Record) -> dict[str, Any]:
 def projection_job_record(row: Row) -> Record:
     return {
         "id": row["id"],
-        "sourceEventIds": json.loads(row["source_event_ids_json"]),
+        "sourceEventIds": load_json(row, "source_event_ids_json"),
         "status": row["status"],
         "attempts": row["attempts"],
-        "elementIds": json.loads(row["element_ids_json"]),
+        "elementIds": load_json(row, "element_ids_json"),
         "reason": row["reason"],
         "lastError": row["last_error"],
         "createdAt": row["created_at"],
@@ -352,10 +365,10 @@ def usage_receipt_row(namespace: str, receipt: Record) -> dict[str, Any]:
 def usage_receipt_record(row: Row) -> Record:
     record: Record = {
         "id": row["receipt_id"],
-        "eventIds": json.loads(row["event_ids_json"]),
-        "elementIds": json.loads(row["element_ids_json"]),
+        "eventIds": load_json(row, "event_ids_json"),
+        "elementIds": load_json(row, "element_ids_json"),
     }
-    audit = json.loads(row["audit_json"])
+    audit = load_json(row, "audit_json")
     if audit:  # '{}' means no audit
         record["audit"] = audit
     record["createdAt"] = row["created_at"]

@@ -30,10 +30,12 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, Operationa
 from stratagate.errors import (
     NamespaceExistsError,
     ReadOnlyError,
+    SnapshotError,
     StorageConflictError,
     StorageOpenError,
     StorageWriteError,
 )
+from stratagate.snapshot import validate_section
 from stratagate.storage import files, migrations, records, schema
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.sections import SectionError, SectionStore
@@ -103,7 +105,7 @@ class SqlBackend:
 
     def load_section(self, namespace: str, section: str) -> list[Record]:
         with self._reading() as connection:
-            return self._sections.read(connection, namespace, section, None)
+            return self._read_checked(connection, namespace, section, None)
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         with self._reading() as connection:
@@ -111,7 +113,16 @@ class SqlBackend:
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         with self._reading() as connection:
-            return self._sections.read(connection, namespace, section, list(keys))
+            return self._read_checked(connection, namespace, section, list(keys))
+
+    def _read_checked(self, connection: Connection, namespace: str, section: str, keys: list[str] | None) -> list[Record]:
+        """Records checked like a snapshot's, so a damaged row is a SnapshotError naming the file, not bad data."""
+        try:
+            records = self._sections.read(connection, namespace, section, keys)
+            validate_section(section, records)
+        except SnapshotError as error:
+            raise SnapshotError(f"{self.location}: namespace {namespace!r}: {error}") from None
+        return records
 
     def count(self, namespace: str, section: str) -> int:
         """How many records a section holds (for summaries), without loading them."""
@@ -132,7 +143,7 @@ class SqlBackend:
                 "blockDecayLambda": space["blockDecayLambda"],
             }
             for section in SNAPSHOT_SECTIONS:
-                snapshot[section] = self._sections.read(connection, namespace, section, None)
+                snapshot[section] = self._read_checked(connection, namespace, section, None)
                 if progress:
                     progress(section)
         return {"snapshot": snapshot, "revision": space["revision"]}

@@ -76,6 +76,8 @@ def read_snapshot_file(path: Path, namespace: str | None = None) -> dict[str, di
         raise SnapshotError(f"{path}: cannot be read ({error.strerror or error})") from error
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise SnapshotError(f"{path}: not a JSON snapshot file ({error})") from error
+    except RecursionError:
+        raise SnapshotError(f"{path}: not a JSON snapshot file (nested too deeply to read)") from None
     if isinstance(data, dict) and "schemaVersion" in data:
         if namespace is None:
             raise SnapshotError(f"{path}: holds a bare snapshot; name its namespace")
