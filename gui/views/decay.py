@@ -1,9 +1,8 @@
 """Decay curves: weight against turn for the selected events, elements or blocks, past and projected.
 
 Every value comes from the engine (`weights.memory_weight_at`, `blocks.block_weight`,
-`blocks.decayed_block_level`); the view only chooses which turns to ask about. The what-if λ for events
-replays the engine's own curve on a stretched turn axis: exp(−λ'·Δ) = exp(−λ·(Δ·λ'/λ)), so floors, caps, pins
-and forgetting still follow the engine's rules.
+`blocks.decayed_block_level`); the view only chooses which turns to ask about. The what-if λ for events is the
+engine's own base-λ override, so floors, caps, pins and forgetting still follow the engine's rules.
 """
 
 from __future__ import annotations
@@ -51,12 +50,11 @@ class Curve:
     """Blocks only: the level (0–5, scaled to 0–1) the block shows at each turn."""
 
 
-def _memory_curve(kind: str, item: Any, label: str, now: int, horizon: int, lambda_ratio: float) -> Curve:
+def _memory_curve(kind: str, item: Any, label: str, now: int, horizon: int, base_lambda: float) -> Curve:
     start = min(item.weight.last_adopted_turn, now)
 
     def weight(turn: int) -> float:
-        stretched = start + (turn - start) * lambda_ratio
-        return memory_weight_at(item, stretched)
+        return memory_weight_at(item, turn, base_lambda)
 
     past_turns = list(range(start, now + 1))
     future_turns = list(range(now, now + horizon + 1))
@@ -112,7 +110,6 @@ def load_curves(memory: Any, items: list[tuple[str, str]], horizon: int, event_b
                 block_lambda: float) -> tuple[int, list[Curve]]:
     """Runs on the database worker."""
     now = memory.current_turn
-    ratio = event_base_lambda / BASE_LAMBDA
     curves: list[Curve] = []
     event_ids = [identifier for kind, identifier in items if kind == "event"]
     events = {event.id: event for event in memory.get_events(event_ids)} if event_ids else {}
@@ -122,10 +119,10 @@ def load_curves(memory: Any, items: list[tuple[str, str]], horizon: int, event_b
     for kind, identifier in items:
         if kind == "event" and identifier in events:
             event = events[identifier]
-            curves.append(_memory_curve(kind, event, f"event {identifier}: {event.title}", now, horizon, ratio))
+            curves.append(_memory_curve(kind, event, f"event {identifier}: {event.title}", now, horizon, event_base_lambda))
         elif kind == "element" and identifier in elements:
             element = elements[identifier]
-            curves.append(_memory_curve(kind, element, f"element {element.name}", now, horizon, ratio))
+            curves.append(_memory_curve(kind, element, f"element {element.name}", now, horizon, event_base_lambda))
         elif kind == "block":
             block = next((b for b in blocks if b.id == identifier), None)
             if block is not None:
