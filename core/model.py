@@ -332,6 +332,7 @@ class Element:
     _changed: set[int] | None = field(default=None, init=False, repr=False, compare=False)
     """On a clone: the positions of the facts replaced or appended since it was cloned."""
     _cloned_count: int = field(default=0, init=False, repr=False, compare=False)
+    _cloned_sources: tuple[int, int] = field(default=(0, 0), init=False, repr=False, compare=False)
 
     def fact(self, fact_id: str) -> ElementFact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
@@ -384,6 +385,7 @@ class Element:
         if self._active is not None:
             copied._active = {key: list(positions) for key, positions in self._active.items()}
         copied._changed, copied._cloned_count = set(), len(self.facts)
+        copied._cloned_sources = (len(self.source_event_ids), len(self.source_message_ids))
         return copied
 
     def changed_facts(self) -> list[ElementFact] | None:
@@ -411,14 +413,26 @@ class Element:
     def to_record(self) -> Record:
         return nest_facts(self.own_record(), [fact.to_record() for fact in self.facts])
 
-    def own_record(self) -> Record:
-        """The element's own fields, without its facts (an `elements` upsert that leaves the facts as stored)."""
-        return {
+    def change_record(self) -> Record:
+        """On a clone: `own_record` with the sources it gained as `addedSourceEventIds` /
+        `addedSourceMessageIds` (sources are only ever appended), so the record does not repeat the history."""
+        events, messages = self._cloned_sources
+        if len(self.source_event_ids) < events or len(self.source_message_ids) < messages:
+            return self.own_record()
+        return self.own_record({"addedSourceEventIds": self.source_event_ids[events:],
+                                "addedSourceMessageIds": self.source_message_ids[messages:]})
+
+    def own_record(self, sources: Record | None = None) -> Record:
+        """The element's own fields, without its facts (an `elements` upsert that leaves the facts as stored);
+        `sources` in place of the source id lists."""
+        record: Record = {
             "id": self.id, "name": self.name, "type": self.type, "aliases": list(self.aliases),
             "currentState": self.current_state,
-            "sourceEventIds": list(self.source_event_ids), "sourceMessageIds": list(self.source_message_ids),
-            "weight": self.weight.to_record(), "createdAt": self.created_at, "updatedAt": self.updated_at,
         }
+        record.update(sources if sources is not None else {
+            "sourceEventIds": list(self.source_event_ids), "sourceMessageIds": list(self.source_message_ids)})
+        record.update(weight=self.weight.to_record(), createdAt=self.created_at, updatedAt=self.updated_at)
+        return record
 
 
 @dataclass

@@ -160,6 +160,6 @@ class Mutation:
         if changed is None:
             changes.upsert("elements", element.to_record())
             return
-        changes.upsert("elements", element.own_record())
+        changes.upsert("elements", element.change_record())
         for fact in changed:
             changes.upsert(ELEMENT_FACTS, {**fact.to_record(), "elementId": element.id})

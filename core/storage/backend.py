@@ -27,7 +27,9 @@ So a ChangeSet may also carry the change-only section `elementFacts` (key: the f
 record plus `elementId`), and an `elements` upsert comes in two forms:
 
 - with `facts`: the whole element; its stored facts become exactly these (new elements, imports);
-- without `facts`: the element's own fields only; its stored facts stay as they are.
+- without `facts`: the element's own fields only; its stored facts stay as they are. Such a record may give
+  `addedSourceEventIds` / `addedSourceMessageIds` instead of `sourceEventIds` / `sourceMessageIds`: ids not
+  yet among the element's sources, appended after the stored ones (the engine only ever adds sources).
 
 `elementFacts` upserts are applied after `elements` upserts: a known fact id is replaced in place (it keeps its
 position in the element), a new one is appended after the element's last fact. Its element must exist once the

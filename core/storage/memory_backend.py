@@ -23,6 +23,9 @@ from stratagate.storage.backend import (
     nest_facts,
 )
 
+_ADDED = {"addedSourceEventIds": "sourceEventIds", "addedSourceMessageIds": "sourceMessageIds"}
+"""The appending form of an element's source lists (backend.py)."""
+
 
 class _Space:
     def __init__(self, space: Record):
@@ -36,8 +39,12 @@ class _Space:
         self.journal: list[Record] = []
 
     def put_element(self, key: str, record: Record) -> None:
-        """Store an element record; its `facts`, when present, replace the element's stored facts."""
+        """Store an element record; its `facts`, when present, replace the element's stored facts, and its
+        `added…` source ids go after the stored ones."""
         facts = record.pop("facts", None)
+        stored = self.sections["elements"].get(key, {})
+        record = {_ADDED.get(name, name): stored.get(_ADDED[name], []) + value if name in _ADDED else value
+                  for name, value in record.items()}
         self.sections["elements"][key] = record
         if facts is not None:
             self.drop_facts(key)

@@ -493,13 +493,19 @@ class SectionStore:
             s.elements,
             [rec.element_row(namespace, r, p) for r, p in zip(records, positions, strict=True)],
         )
-        for chunk in chunks(keys):
+        # Whole source lists replace the stored ones; `addedSourceEventIds` go after them (backend.py).
+        replaced = [e["id"] for e in records if "addedSourceEventIds" not in e or e["id"] in readded]
+        for chunk in chunks(replaced):
             connection.execute(delete(src).where(src.c.namespace == namespace, src.c.element_id.in_(chunk)))
         fact_rows, source_rows, fact_source_rows = [], [], []
         for element in records:
+            if "addedSourceEventIds" in element:
+                event_ids, start = element["addedSourceEventIds"], self._next_source_position(connection, namespace, element["id"])
+            else:
+                event_ids, start = element["sourceEventIds"], 0
             source_rows += [
-                {"namespace": namespace, "element_id": element["id"], "event_id": event_id, "position": i}
-                for i, event_id in enumerate(element["sourceEventIds"])
+                {"namespace": namespace, "element_id": element["id"], "event_id": event_id, "position": start + i}
+                for i, event_id in enumerate(event_ids)
             ]
             if "facts" not in element:  # the element's own fields only: its facts stay as stored
                 if element["id"] in readded:  # unless it was deleted in this change: then it has none
@@ -523,6 +529,14 @@ class SectionStore:
             connection.execute(src.insert(), source_rows)
         if fact_source_rows:
             connection.execute(fs.insert(), fact_source_rows)
+
+    @staticmethod
+    def _next_source_position(connection: Connection, namespace: str, element_id: str) -> int:
+        src = s.element_sources
+        last = connection.scalar(
+            select(func.max(src.c.position)).where(src.c.namespace == namespace, src.c.element_id == element_id)
+        )
+        return 0 if last is None else last + 1
 
     def _write_element_facts(
         self, connection: Connection, namespace: str, records: list[Record], readded: frozenset[str]
