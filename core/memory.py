@@ -426,6 +426,17 @@ class StrataGate:
             return [events[event_id] for event_id in ids if event_id in events]
         return [Event.from_record(record) for record in self._backend.fetch(self.namespace, "events", list(ids))]
 
+    def element_ids(self, where: Mapping[str, Any] | None = None) -> list[str]:
+        """Element ids in section order, filtered by the backend (type, text) without loading the elements."""
+        return self._backend.query_keys(self.namespace, "elements", dict(where) if where else None)
+
+    def get_elements(self, ids: Sequence[str]) -> list[Element]:
+        """The elements for these ids (from memory when loaded, else fetched), in the order asked."""
+        if self._state.is_loaded("elements"):
+            elements = self._section("elements")
+            return [elements[element_id] for element_id in ids if element_id in elements]
+        return [Element.from_record(record) for record in self._backend.fetch(self.namespace, "elements", list(ids))]
+
     def event_weight(self, event_id: str, at_turn: int | None = None) -> float:
         event = self.get_event(event_id)
         return weight_at(event.weight, event.status, self.current_turn if at_turn is None else at_turn)

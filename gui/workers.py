@@ -30,6 +30,7 @@ class DatabaseWorker(QObject):
         super().__init__(parent)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stratagate-db")
         self._pending = 0
+        self._shut_down = False
         # Emitted from the worker thread, received on the thread owning this object: a queued connection.
         self._deliver.connect(self._run_on_ui_thread)
 
@@ -46,6 +47,11 @@ class DatabaseWorker(QObject):
         description: str = "database task",
     ) -> Future:
         """Queue `task`; `on_done(result)` or `on_error(exception)` later runs on the UI thread."""
+        if self._shut_down:
+            # The window closed: a callback still in the event queue may ask for more; nothing runs any more.
+            cancelled: Future = Future()
+            cancelled.cancel()
+            return cancelled
         self._pending += 1
         if self._pending == 1:
             self.busy_changed.emit(True)
@@ -65,6 +71,7 @@ class DatabaseWorker(QObject):
         return self._executor.submit(task).result()
 
     def shutdown(self) -> None:
+        self._shut_down = True
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _report(self, error: BaseException, on_error: Callable[[BaseException], Any] | None, what: str) -> None:

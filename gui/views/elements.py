@@ -143,6 +143,20 @@ class ValidityPlot(pg.PlotWidget):
         self.cursor.setValue(at_ms / 1000)
 
 
+LABEL_CHUNK = 500
+"""Elements read at a time to label the list: only ids and labels are kept."""
+
+
+def element_labels(memory: Any) -> list[tuple[str, str]]:
+    """(id, list label) of every element in section order (runs on the database worker)."""
+    ids = memory.element_ids()
+    labels = []
+    for start in range(0, len(ids), LABEL_CHUNK):
+        for element in memory.get_elements(ids[start : start + LABEL_CHUNK]):
+            labels.append((element.id, f"{element.name}  ·  {element.type}\n{element.id} · {len(element.facts)} facts"))
+    return labels
+
+
 class ElementsView(QWidget):
     jump_requested = Signal(str, str)
     element_selected = Signal(str)
@@ -151,7 +165,7 @@ class ElementsView(QWidget):
         super().__init__(window)
         self.window_ = window
         self.memory: Any = None
-        self.elements: list[Element] = []
+        self.element_ids: list[str] = []
         self.element: Element | None = None
         self.boundaries: list[int] = []
         self.edges_ms = (0, DAY_MS)
@@ -207,7 +221,7 @@ class ElementsView(QWidget):
     def set_memory(self, memory: Any) -> None:
         self.memory = memory
         self.element = None
-        self.elements = []
+        self.element_ids = []
         # Removing items moves the current row; the old memory's elements must not be picked on the way.
         self.element_list.blockSignals(True)
         self.element_list.clear()
@@ -217,22 +231,22 @@ class ElementsView(QWidget):
         self.state_view.clear()
         self.validity.clear()
         if memory is not None:
-            self.window_.worker.run(lambda: list(memory.list_elements()),
-                                    on_done=lambda elements: self._show_elements(memory, elements),
+            self.window_.worker.run(lambda: element_labels(memory),
+                                    on_done=lambda labels: self._show_elements(memory, labels),
                                     description="list elements")
 
-    def _show_elements(self, memory: Any, elements: list[Element]) -> None:
+    def _show_elements(self, memory: Any, labels: list[tuple[str, str]]) -> None:
         if memory is not self.memory:
             return  # a memory opened since this list was asked for
-        self.elements = elements
+        self.element_ids = [element_id for element_id, _label in labels]
         self.element_list.blockSignals(True)
         self.element_list.clear()
         self.element_list.blockSignals(False)
-        for element in elements:
-            item = QListWidgetItem(f"{element.name}  ·  {element.type}\n{element.id} · {len(element.facts)} facts")
-            item.setData(Qt.ItemDataRole.UserRole, element.id)
+        for element_id, label in labels:
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, element_id)
             self.element_list.addItem(item)
-        if elements:
+        if labels:
             self.element_list.setCurrentRow(0)
 
     def select_element(self, element_id: str) -> None:
@@ -241,11 +255,22 @@ class ElementsView(QWidget):
                 self.element_list.setCurrentRow(row)
 
     def _on_element_picked(self, item: QListWidgetItem | None) -> None:
-        if item is None:
+        if item is None or self.memory is None:
             return
-        element = next((e for e in self.elements if e.id == item.data(Qt.ItemDataRole.UserRole)), None)
-        if element is None:
+        memory, element_id = self.memory, item.data(Qt.ItemDataRole.UserRole)
+        self.window_.worker.run(
+            lambda: memory.get_elements([element_id]),
+            on_done=lambda found: self._show_element(memory, found),
+            description=f"read element {element_id}",
+        )
+
+    def _show_element(self, memory: Any, found: list[Element]) -> None:
+        current = self.element_list.currentItem()
+        if memory is not self.memory or not found or current is None:
             return
+        element = found[0]
+        if current.data(Qt.ItemDataRole.UserRole) != element.id:
+            return  # another element was picked meanwhile
         self.element = element
         self.boundaries = fact_boundaries(element)
         if self.boundaries:

@@ -325,3 +325,15 @@ def test_refresh_after_a_write_keeps_the_current_event_and_shows_its_new_state(o
     events.model.index(row, 0).data()
     opened_window.wait_idle()
     assert events.model.index(row, 4).data() == "1.000"
+
+
+def test_the_element_list_holds_ids_and_reads_the_picked_element(opened_window, qtbot):
+    elements = opened_window.elements
+    qtbot.waitUntil(lambda: elements.element is not None)
+    memory = opened_window.memory
+    assert elements.element_ids == opened_window.worker.call(memory.element_ids)
+    assert not hasattr(elements, "elements")
+    elements.select_element(elements.element_ids[-1])
+    opened_window.wait_idle()
+    assert elements.element.id == elements.element_ids[-1]
+    assert elements.facts.rowCount() == len(elements.element.facts)

@@ -87,7 +87,7 @@ def test_switching_memories_shows_only_the_new_one(make_window, tmp_path: Path, 
     window = make_window()
     open_from_arguments(window, parse_arguments(["--demo", "--read-only"]))
     assert window.wait_idle(120_000)
-    window.elements.select_element(window.elements.elements[1].id)
+    window.elements.select_element(window.elements.element_ids[1])
     window.open_location(str(reference_db_copy), read_only=True)
     assert window.wait_idle()
     assert shown == []

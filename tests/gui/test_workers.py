@@ -44,3 +44,14 @@ def test_errors_reach_the_handler_or_the_failed_signal(qtbot):
         worker.run(boom, description="read events")
     assert blocker.args[0] == "read events" and str(blocker.args[1]) == "bad row"
     worker.shutdown()
+
+
+def test_a_task_asked_for_after_shutdown_is_dropped(qtbot):
+    """A callback still queued when the window closed may ask for more work: nothing runs, nothing raises."""
+    worker = DatabaseWorker()
+    worker.shutdown()
+    ran: list[int] = []
+    future = worker.run(lambda: ran.append(1), on_done=ran.append)
+    assert future.cancelled() and worker.pending == 0
+    qtbot.wait(20)
+    assert ran == []
