@@ -488,6 +488,7 @@ class StrataGate:
     def lift_block(self, block_id: str, target_level: object = "next", source: str = "agent", *,
                    journal_entry: Mapping[str, Any] | None = None) -> BlockLift:
         """`expand_block`, returning the pointer before and after as well (`set_block_pointer(before)` undoes it)."""
+        self._require_writable()
         return self.set_block_pointer(block_id, self.lift_pointer(block_id, target_level, source),
                                       journal_entry=journal_entry)
 
