@@ -46,3 +46,29 @@ def test_lift_undo_redo(opened_window, reference_db_copy: Path):
         ("lift", ["blk_50"]), ("undo lift", ["blk_50"]), ("lift", ["blk_50"])]
     assert entries[1].after == entries[0].before
     assert journal.verify(window.memory.backend.engine).ok
+
+
+def test_a_conflicting_lift_undo_puts_the_stack_back_and_runs_again(opened_window, qtbot, reference_db_copy: Path):
+    from stratagate.memory import open as open_memory
+    from stratagate_gui.curation.dialogs import ConflictChoice
+
+    window, timeline = opened_window, opened_window.timeline
+    controller = window.curation.controller
+    conflicts: list[str] = []
+    controller.resolve_conflict = lambda what, *_: conflicts.append(what) or ConflictChoice.CANCEL
+    original = block_rows(reference_db_copy, "blk_50")
+    timeline.select_block("blk_50")
+    timeline.lift_target.setCurrentIndex(4)
+    timeline.lift_button.click()
+    assert window.wait_idle()
+    other = open_memory(reference_db_copy, REFERENCE_NAMESPACE)
+    other.pin_event("evt_51")
+    lifted = block_rows(reference_db_copy, "blk_50")
+    window.undo_stack.undo()
+    qtbot.waitUntil(lambda: conflicts == ["Undo Lift blk_50 to L4"] and window.undo_stack.index() == 1)
+    assert window.wait_idle()
+    assert block_rows(reference_db_copy, "blk_50") == lifted
+    window.undo_stack.undo()  # the memory was re-read after the conflict: this time it applies
+    assert window.wait_idle()
+    assert block_rows(reference_db_copy, "blk_50") == original and window.undo_stack.index() == 0
+    other.close()
