@@ -10,8 +10,10 @@ Column names, order, nullability and keys follow the consolidated v7 DDL (refere
 
 JSON columns stay TEXT on both, so a snapshot round-trips byte for byte between them.
 
-One index beyond the reference DDL: `events_position_idx (namespace, position, id)`. It covers listing 100k
-event ids in section order (no sort, no table lookups) and finding the last position when appending.
+Two indexes beyond the reference DDL: `events_position_idx (namespace, position, id)` covers listing 100k
+event ids in section order (no sort, no table lookups) and finding the last position when appending;
+`element_facts_element_idx (namespace, element_id, position)` finds one element's facts, and the position after
+its last one when a fact is appended, without reading every fact of the namespace.
 """
 
 from __future__ import annotations
@@ -286,6 +288,7 @@ Index("messages_container_idx", messages.c.namespace, messages.c.block_id, messa
 Index("messages_thread_idx", messages.c.namespace, messages.c.thread_id, messages.c.position)
 Index("blocks_thread_idx", blocks.c.namespace, blocks.c.thread_id, blocks.c.sequence)
 Index("events_position_idx", events.c.namespace, events.c.position, events.c.id)
+Index("element_facts_element_idx", element_facts.c.namespace, element_facts.c.element_id, element_facts.c.position)
 
 postgres_metadata = MetaData()
 stratagate_metadata = Table(
