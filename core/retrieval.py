@@ -202,12 +202,14 @@ class Retrieval:
 
     def _index_element(self, index: InvertedIndex, element: Element) -> None:
         """(Re-)index the element's facts. Facts are replaced, never edited, so only new fact objects need
-        indexing, unless the element's name, aliases or type (part of every fact's document) changed."""
+        indexing (for a just-committed copy, the facts it replaced or added), unless the element's name, aliases
+        or type (part of every fact's document) changed."""
         labels = (element.name, tuple(element.aliases), element.type)
         relabelled = self._element_labels.get(element.id) != labels
         self._element_labels[element.id] = labels
         element_record: dict | None = None
-        for fact in element.facts:
+        changed = None if relabelled else element.changed_facts()
+        for fact in element.facts if changed is None else changed:
             if not relabelled and self._indexed_facts.get(fact.id) is fact:
                 continue
             if element_record is None:
