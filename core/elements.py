@@ -79,7 +79,6 @@ def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any,
     touched: list[str] = []
     batch = set(job.source_event_ids)
     normalized_cache: dict[str, str] = {}
-    known_sources: dict[str, tuple[set[str], set[str]]] = {}
 
     def norm(text: str) -> str:
         if text not in normalized_cache:
@@ -157,19 +156,8 @@ def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any,
                 status="active", created_at=now, updated_at=now, valid_from=valid_from, valid_to=valid_to,
                 confidence=confidence,
             ))
-        # Sets of the element's sources, made once per element and call: a long history is not rescanned.
-        if element.id not in known_sources:
-            known_sources[element.id] = (set(element.source_event_ids), set(element.source_message_ids))
-        known_events, known_messages = known_sources[element.id]
-        for event_id in allowed:
-            if event_id not in known_events:
-                known_events.add(event_id)
-                element.source_event_ids.append(event_id)
-        for event_id in allowed:
-            event = tx.get("events", event_id)
-            fresh = [mid for mid in dict.fromkeys(event.source_message_ids) if mid not in known_messages] if event else []
-            known_messages.update(fresh)
-            element.source_message_ids.extend(fresh)
+        events = [event for event in (tx.get("events", event_id) for event_id in allowed) if event is not None]
+        element.add_sources(allowed, [mid for event in events for mid in event.source_message_ids])
         element.current_state = render_element_state(element.active_facts())
         element.updated_at = now
         if element.id not in touched:

@@ -333,6 +333,9 @@ class Element:
     """On a clone: the positions of the facts replaced or appended since it was cloned."""
     _cloned_count: int = field(default=0, init=False, repr=False, compare=False)
     _cloned_sources: tuple[int, int] = field(default=(0, 0), init=False, repr=False, compare=False)
+    _source_sets: dict[str, tuple[int, frozenset[str]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """List name -> (n, the set of its first n ids): shared by clones (the lists only grow), rebuilt rarely."""
 
     def fact(self, fact_id: str) -> ElementFact | None:
         return next((fact for fact in self.facts if fact.id == fact_id), None)
@@ -360,6 +363,23 @@ class Element:
         if self._changed is not None:
             self._changed.add(len(self.facts) - 1)
 
+    def add_sources(self, event_ids: list[str], message_ids: list[str]) -> None:
+        """Append the ids not yet among the element's source events / messages, in order."""
+        for name, ids in (("source_event_ids", event_ids), ("source_message_ids", message_ids)):
+            sources: list[str] = getattr(self, name)
+            for source_id in ids:
+                if not self._has_source(name, sources, source_id):
+                    sources.append(source_id)
+
+    def _has_source(self, name: str, sources: list[str], source_id: str) -> bool:
+        """Membership without scanning a long source list: a set of its first n ids, plus a scan of the few
+        appended since; the set is rebuilt once those pass an eighth of it (amortized O(1) per append)."""
+        count, known = self._source_sets.get(name, (0, frozenset()))
+        if not count <= len(sources) <= count + 32 + count // 8:
+            count, known = len(sources), frozenset(sources)
+            self._source_sets[name] = (count, known)
+        return source_id in known or source_id in sources[count:]
+
     def _active_index(self) -> dict[tuple[str, str], list[int]]:
         if self._active is None:
             self._active = {}
@@ -386,6 +406,7 @@ class Element:
             copied._active = {key: list(positions) for key, positions in self._active.items()}
         copied._changed, copied._cloned_count = set(), len(self.facts)
         copied._cloned_sources = (len(self.source_event_ids), len(self.source_message_ids))
+        copied._source_sets = dict(self._source_sets)
         return copied
 
     def changed_facts(self) -> list[ElementFact] | None:
