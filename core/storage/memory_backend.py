@@ -43,7 +43,10 @@ class _Space:
         `added…` source ids go after the stored ones."""
         facts = record.pop("facts", None)
         stored = self.sections["elements"].get(key, {})
-        record = {_ADDED.get(name, name): stored.get(_ADDED[name], []) + value if name in _ADDED else value
+        for added, name in _ADDED.items():
+            if added in record:  # extended in place: the stored list is this backend's own
+                stored.setdefault(name, []).extend(record[added])
+        record = {_ADDED.get(name, name): stored[_ADDED[name]] if name in _ADDED else value
                   for name, value in record.items()}
         self.sections["elements"][key] = record
         if facts is not None:
