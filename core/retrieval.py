@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stratagate.errors import InvalidInputError
+from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
 from stratagate.model import Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
@@ -22,14 +23,10 @@ from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 from stratagate.state import Mutation
-from stratagate.timeutil import parse_js_date
-from stratagate.weights import weight_at
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
 
-EVENT_CANDIDATE_STATUSES = ("active", "superseded")
-TEMPORAL_INTENTS = ("first", "latest")
 
 
 @dataclass
@@ -125,26 +122,12 @@ def _optional_text(value: Any, name: str) -> str | None:
     return value
 
 
-def _chronology(event: Event) -> str:
-    temporal = event.temporal
-    for value in (temporal.happened_start, temporal.happened_end, temporal.mentioned_at):
-        if value is not None:
-            return value
-    return event.created_at
-
-
-def _parse_bound(value: str | None, missing: float) -> float:
-    if not value:
-        return missing
-    parsed = parse_js_date(value)
-    return math.nan if parsed is None else float(parsed)
-
-
 def _fused(rankings: list[tuple[str, list[str]]], limit: int, explain: bool,
            explain_bm25: Callable[[list[str]], dict[str, ExplainedHit]],
            ) -> tuple[list[tuple[str, float, HitExplanation | None]], list[str]]:
-    """RRF over the rankings: the kept (id, score, explanation) and the ids cut by the limit."""
-    fused = fuse([ids for _name, ids in rankings])
+    """RRF over the rankings: the kept (id, score, explanation) and the ids cut by the limit (listed only with
+    `explain`; without it only the kept hits are fused, exact as every ranking lists an id at most once)."""
+    fused = fuse([ids for _name, ids in rankings], None if explain else limit)
     kept = fused[:limit]
     bm25 = explain_bm25([hit.id for hit in kept]) if explain else {}
     rows = []
@@ -176,6 +159,7 @@ class Retrieval:
     def __init__(self, memory: StrataGate):
         self._memory = memory
         self._events: InvertedIndex | None = None
+        self._event_filters: EventSearchCache | None = None
         self._facts: InvertedIndex | None = None
         self._fact_elements: dict[str, str] = {}
         self._indexed_facts: dict[str, ElementFact] = {}
@@ -190,6 +174,11 @@ class Retrieval:
                            for event in self._memory.list_events() if event.status in EVENT_CANDIDATE_STATUSES)
             self._events = index
         return self._events
+
+    def _event_cache(self) -> EventSearchCache:
+        if self._event_filters is None:
+            self._event_filters = EventSearchCache(self._memory.list_events())
+        return self._event_filters
 
     def _fact_index(self) -> InvertedIndex:
         if self._facts is None:
@@ -219,14 +208,18 @@ class Retrieval:
             self._fact_elements[fact.id] = element.id
 
     def on_applied(self, section: str, keys: list[str]) -> None:
-        """Keep the indexes current after a commit (called by the memory)."""
+        """Keep the indexes and the events' filter inputs current after a commit (called by the memory)."""
         if section == "*":
-            self._events = self._facts = None
+            self._events = self._facts = self._event_filters = None
             self._raw_tokens.clear()
-        elif section == "events" and self._events is not None:
+        elif section == "events" and (self._events is not None or self._event_filters is not None):
             events = self._memory._section("events")
             for key in keys:
                 event = events.get(key)
+                if self._event_filters is not None:
+                    self._event_filters.update(key, event)
+                if self._events is None:
+                    continue
                 if event is not None and event.status in EVENT_CANDIDATE_STATUSES:
                     self._events.replace(key, event_search_fields(event.to_record()))
                 elif key in self._events:
@@ -317,21 +310,15 @@ class Retrieval:
     def _search_events(self, query: str, tokens: list[str], size: int, temporal_intent: Any, wanted: list[str],
                        type_wanted: str, happened_from: str | None, happened_to: str | None,
                        explain: bool) -> SearchHits:
-        memory = self._memory
-        all_events = memory.list_events()
-        candidates = [event for event in all_events if event.status in EVENT_CANDIDATE_STATUSES]
-        by_id = {event.id: event for event in candidates}
-        ids = list(by_id)
-        turn = memory.current_turn
+        cache = self._event_cache()
+        ids = cache.candidate_ids()
+        turn = self._memory.current_turn
+        # Without tokens BM25 ranks nothing, so the fused order is the structured one: only its top `size` is
+        # needed (explain lists every ranking in full).
+        top = None if explain or tokens else size
 
         def structured(subset: list[str]) -> list[str]:
-            events = [by_id[item] for item in subset]
-            if temporal_intent in TEMPORAL_INTENTS:
-                events.sort(key=lambda e: locale_compare_key(_chronology(e)), reverse=temporal_intent == "latest")
-            else:
-                events.sort(key=lambda e: locale_compare_key(e.updated_at), reverse=True)
-                events.sort(key=lambda e: weight_at(e.weight, e.status, turn), reverse=True)
-            return [event.id for event in events]
+            return cache.structured(subset, temporal_intent, turn, top)
 
         index = self._event_index()
 
@@ -340,30 +327,21 @@ class Retrieval:
 
         filters: list[tuple[str, list[str]]] = []
         if wanted:
-            filters.append(("participants", [e.id for e in candidates if all(
-                any(fuzzy_search_match(have, name) for have in e.temporal.participants or []) for name in wanted)]))
+            filters.append(("participants", cache.with_participants(wanted)))
         if type_wanted:
-            filters.append(("eventType", [e.id for e in candidates if fuzzy_search_match(e.temporal.event_type or "", type_wanted)
-                                          or fuzzy_search_match(f"{e.title} {e.summary} {' '.join(e.tags)}", type_wanted)]))
+            filters.append(("eventType", cache.with_event_type(type_wanted)))
         if happened_from or happened_to:
-            low = _parse_bound(happened_from, -math.inf)
-            high = _parse_bound(happened_to, math.inf)
-
-            def in_range(event: Event) -> bool:
-                temporal = event.temporal
-                first = temporal.happened_start if temporal.happened_start is not None else temporal.happened_end
-                last = temporal.happened_end if temporal.happened_end is not None else temporal.happened_start
-                start, end = _parse_bound(first, math.nan), _parse_bound(last, math.nan)
-                return math.isfinite(start) and math.isfinite(end) and start <= high and end >= low
-            filters.append(("happened", [e.id for e in candidates if in_range(e)]))
+            filters.append(("happened", cache.happened_within(parse_bound(happened_from, -math.inf),
+                                                              parse_bound(happened_to, math.inf))))
 
         mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
                                                       all_ids=ids, filters=filters)
         kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
-        hits = SearchHits(EventHit(by_id[item], score, explanation) for item, score, explanation in kept)
+        hits = SearchHits(EventHit(cache.event(item), score, explanation) for item, score, explanation in kept)
         if explain:
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
-                                             excluded_status=[e for e in all_events if e.status not in EVENT_CANDIDATE_STATUSES],
+                                             excluded_status=[e for e in self._memory.list_events()
+                                                              if e.status not in EVENT_CANDIDATE_STATUSES],
                                              matches_query=lambda e: bool(set(tokens) & set(search_tokens(
                                                  " ".join(text for _n, text, _w in event_search_fields(e.to_record()))))))
         return hits
