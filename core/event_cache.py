@@ -86,18 +86,23 @@ class EventSearchCache:
         self._sequence: dict[str, int] = {}
         self._keys: list[str | None] = []
         self._entries: dict[str, _Entry] = {}
+        self._type_texts: dict[str, str] = {}
         self._by_participant: dict[str, set[str]] = {}
         self._by_type: dict[str, set[str]] = {}
         # Happened bounds by sequence number (NaN for non-candidates: a range never matches them).
         self._starts = np.full(1024, math.nan)
         self._ends = np.full(1024, math.nan)
         self._candidate_ids: list[str] | None = None
+        # The weight order's keys at one turn (a write drops its event's key; a new turn drops all).
+        self._weight_turn: int | None = None
+        self._weight_keys: dict[str, tuple[float, bytes]] = {}
         for event in events:
             self.update(event.id, event)
 
     # upkeep -------------------------------------------------------------------------------------------------
     def update(self, key: str, event: Event | None) -> None:
         """Take a written event (None: deleted from the section) into account."""
+        self._weight_keys.pop(key, None)
         if event is None:
             self._drop_entry(key)
             number = self._sequence.pop(key, None)
@@ -113,6 +118,7 @@ class EventSearchCache:
         is_candidate = event.status in EVENT_CANDIDATE_STATUSES
         if is_candidate:
             entry = self._entries[key] = _entry(event)
+            self._type_texts[key] = entry.type_text
             for name in set(entry.participants):
                 self._by_participant.setdefault(name, set()).add(key)
             self._by_type.setdefault(entry.event_type, set()).add(key)
@@ -134,6 +140,7 @@ class EventSearchCache:
         entry = self._entries.pop(key, None)
         if entry is None:
             return False
+        del self._type_texts[key]
         for name in set(entry.participants):
             self._discard(self._by_participant, name, key)
         self._discard(self._by_type, entry.event_type, key)
@@ -175,8 +182,10 @@ class EventSearchCache:
         requested = normalize_search_text(wanted)
         matching = set().union(*(keys for have, keys in self._by_type.items() if _matches(have, requested)))
         if requested:
-            matching.update(key for key, entry in self._entries.items()
-                            if key not in matching and _matches(entry.type_text, requested))
+            # `_matches(text, requested)` inlined: this runs once per candidate.
+            length = len(requested)
+            matching.update(key for key, text in self._type_texts.items() if key not in matching and (
+                requested in text or (text and len(text) <= length and text in requested)))
         return self._in_order(matching)
 
     def happened_within(self, low: float, high: float) -> list[str]:
@@ -197,10 +206,14 @@ class EventSearchCache:
                 return entries[key].chronology_key
             return _ordered(subset, chronological, temporal_intent == "latest", top)
 
-        def by_weight(key: str) -> tuple[float, bytes]:
-            entry = entries[key]
-            return weight_at(entry.event.weight, entry.event.status, turn), entry.updated_key
-        return _ordered(subset, by_weight, True, top)
+        if turn != self._weight_turn:
+            self._weight_turn = turn
+            self._weight_keys = {}
+        weight_keys = self._weight_keys
+        for key in [key for key in subset if key not in weight_keys]:
+            event = entries[key].event
+            weight_keys[key] = weight_at(event.weight, event.status, turn), entries[key].updated_key
+        return _ordered(subset, weight_keys.__getitem__, True, top)
 
 
 def _ordered(subset: list[str], key: object, descending: bool, top: int | None) -> list[str]:

@@ -242,10 +242,11 @@ class Retrieval:
     ) -> tuple[str, list[tuple[str, list[str]]], list[str] | None]:
         """(mode, named rankings, the hard-filter intersection or None) by the reference's rules."""
         if filters:
-            matching = set(filters[0][1])
-            for _name, ids in filters[1:]:
-                matching &= set(ids)
-            intersection = [item for item in all_ids if item in matching]
+            # Every filter lists its matches in `all_ids` order, so the shortest one, kept where all others
+            # match, is the intersection in that order.
+            shortest = min((ids for _name, ids in filters), key=len)
+            others = [set(ids) for ids in (ids for _name, ids in filters) if ids is not shortest]
+            intersection = [item for item in shortest if all(item in other for other in others)]
             if intersection:
                 return "hard filters", [("bm25", bm25(intersection)), ("structured", structured(intersection))], intersection
             rankings = [("bm25", bm25(None))]
