@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory
+from stratagate_gui.strata.mount import add_strata_menu
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.widgets.badges import OpenModeBadge
 from stratagate_gui.workers import DatabaseWorker
@@ -190,6 +191,7 @@ class MainWindow(QMainWindow):
             themes.addAction(action)
             view_menu.addAction(action)
         self.view_menu = view_menu
+        add_strata_menu(self)  # Strata ▸ Open Strata data directory… (a tab per store)
 
     def _add_action(
         self, menu: QMenu, text: str, slot: Callable[[], Any], shortcut: QKeySequence.StandardKey | None = None

@@ -178,11 +178,11 @@ def test_large_tiers_are_paged_in_through_fetch_more(qtbot, tmp_path: Path):
 
 
 def test_strata_menu_opens_a_store_in_a_main_window_tab(make_window, store: StrataStore, tmp_path: Path):
-    from stratagate_gui.strata.mount import OPEN_ACTION_TEXT, add_strata_menu, open_data_directory
+    from stratagate_gui.strata.mount import MENU_TITLE, OPEN_ACTION_TEXT, open_data_directory
 
     window = make_window()
-    action = add_strata_menu(window)
-    assert action.text() == OPEN_ACTION_TEXT
+    [strata_menu] = [action.menu() for action in window.menuBar().actions() if action.text() == MENU_TITLE]
+    assert [action.text() for action in strata_menu.actions()] == [OPEN_ACTION_TEXT]
     browser = open_data_directory(window, store.base_dir)
     assert isinstance(browser, StrataBrowser)
     assert window.tabs.currentWidget() is browser
