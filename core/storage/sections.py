@@ -4,8 +4,9 @@ Each section of the backend contract (see backend.py) maps to one table plus its
 messages, an event's sources, an element's facts and their sources). Reads select explicit v7 column lists,
 so extra tables and columns of newer files (v8–v12) are ignored. Writes touch only the records handed in:
 a record replaces its row and its child rows; a new record is appended after the section's last position.
-An element record without `facts` and the change-only section `elementFacts` (backend.py) write an element's
-row and single facts without touching its other facts.
+An element record without `facts` (optionally appending sources with `addedSourceEventIds`) and the
+change-only section `elementFacts` (backend.py) write an element's row and single facts without touching its
+other facts and sources.
 """
 
 from __future__ import annotations
