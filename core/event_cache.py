@@ -104,7 +104,8 @@ class EventSearchCache:
         """Take a written event (None: deleted from the section) into account."""
         self._weight_keys.pop(key, None)
         if event is None:
-            self._drop_entry(key)
+            if self._drop_entry(key):
+                self._candidate_ids = None
             number = self._sequence.pop(key, None)
             if number is not None:
                 self._keys[number] = None

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stratagate
+from stratagate.event_cache import EventSearchCache
 from stratagate.retrieval import Retrieval
 from tests.core.helpers import Clock
 
@@ -113,3 +114,16 @@ def test_a_restored_event_keeps_its_place_among_tied_candidates():
     memory.restore_event(ids[0])
     # Equal chronology: the events' order decides, and the restored event never left it.
     assert [hit.id for hit in memory.search_events("", temporal_intent="first")] == ids
+
+
+def test_a_deleted_event_leaves_the_candidates():
+    memory = stratagate.in_memory(block_turn_size=1)
+    memory.append_turn("first turn", "reply")
+    block_id = memory.list_blocks()[0].id
+    events = [memory.add_event(f"card {number}", source_block_id=block_id) for number in range(3)]
+    cache = EventSearchCache(events)
+    assert cache.candidate_ids() == [event.id for event in events]
+    cache.update(events[1].id, None)
+    assert cache.candidate_ids() == [events[0].id, events[2].id]
+    cache.update(events[1].id, events[1])  # back at the end, as a dict re-insertion puts it
+    assert cache.candidate_ids() == [events[0].id, events[2].id, events[1].id]
