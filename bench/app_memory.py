@@ -5,7 +5,7 @@ opens it in the real main window (offscreen), scrolls the event list to the last
 process's resident memory and the open time. The "empty window" row, measured in the same process before
 anything is opened, is the baseline the ratio compares against. Budget: < 400 MB with 100k events.
 
-    .venv/bin/python bench/app_memory.py [--events 100000]
+    .venv/bin/python bench/app_memory.py [--events 100000] [--quick]
 
 The database is built in this process; the app runs in a fresh child process, so its RSS counts only the app.
 """
@@ -110,8 +110,11 @@ def measure_in_child(path: Path) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="10,000 events, for a fast check")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.events = 10_000
     if arguments.measure:
         print(json.dumps(measure(arguments.measure)))
         return

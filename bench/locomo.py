@@ -98,6 +98,8 @@ class ConversationResult:
 def locomo_files(paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
+        if not path.exists():
+            raise SystemExit(f"bench/locomo.py: {path} does not exist (give the LoCoMo files or their folder)")
         files += sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:
         raise SystemExit(f"bench/locomo.py: no LoCoMo JSON files in {', '.join(map(str, paths))}")
