@@ -50,7 +50,8 @@ def create_application(argv: list[str] | None = None) -> QApplication:
 def demo_database_path() -> Path:
     """Where the bundled demo memory is built on first use (the XDG cache directory)."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "stratagate-inspector" / "demo.sqlite"
+    # Versioned, so an upgraded app builds the demo from its own script instead of reusing an older one.
+    return cache / "stratagate-inspector" / f"demo-{__version__}.sqlite"
 
 
 def ensure_demo_database() -> Path:
@@ -59,7 +60,10 @@ def ensure_demo_database() -> Path:
     path = demo_database_path()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        build_demo_database(path)
+        # Built beside it and renamed into place: an interrupted build never leaves a half demo to reuse.
+        partial = path.with_name(f"{path.name}.partial")
+        build_demo_database(partial, overwrite=True)
+        os.replace(partial, path)
     return path
 
 

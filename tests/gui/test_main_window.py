@@ -9,6 +9,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QPalette
 from PySide6.QtWidgets import QApplication
 
+from stratagate import __version__
 from stratagate_gui.app import parse_arguments
 from stratagate_gui.application import open_from_arguments
 from stratagate_gui.theme import plot_colours
@@ -69,7 +70,7 @@ def test_demo_is_built_into_the_cache_once_and_opened(make_window, tmp_path: Pat
     window = make_window()
     open_from_arguments(window, parse_arguments(["--demo", "--read-only"]))
     assert window.wait_idle(120_000)
-    demo = tmp_path / "cache" / "stratagate-inspector" / "demo.sqlite"
+    demo = tmp_path / "cache" / "stratagate-inspector" / f"demo-{__version__}.sqlite"
     assert window.opened.location == str(demo) and window.memory.read_only
     assert window.events.model.total > 0 and len(window.timeline.plot.bars) > 0
     built = demo.stat().st_mtime_ns
