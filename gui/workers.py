@@ -11,9 +11,22 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QObject, Signal
 
 T = TypeVar("T")
+
+_garbage_collector: GarbageCollector | None = None
+
+
+def collect_garbage_on_the_ui_thread() -> None:
+    """Python's cyclic garbage collector runs in whichever thread happens to allocate. On the database thread
+    it may destroy the Qt widgets of a closed window while the UI thread destroys others: each thread then
+    holds what the other waits for (a Qt mutex, the GIL) and the app hangs. So once a database thread exists,
+    automatic collection is off and pyqtgraph's timer collects on the UI thread instead."""
+    global _garbage_collector
+    if _garbage_collector is None:
+        _garbage_collector = GarbageCollector()
 
 
 class DatabaseWorker(QObject):
@@ -28,6 +41,7 @@ class DatabaseWorker(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        collect_garbage_on_the_ui_thread()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stratagate-db")
         self._pending = 0
         self._shut_down = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 
 from stratagate_gui.workers import DatabaseWorker
@@ -55,3 +56,26 @@ def test_a_task_asked_for_after_shutdown_is_dropped(qtbot):
     assert future.cancelled() and worker.pending == 0
     qtbot.wait(20)
     assert ran == []
+
+
+def test_garbage_cycles_are_collected_on_the_ui_thread_only(qtbot):
+    # A cycle collected on the database thread could destroy Qt widgets there and deadlock the app.
+    worker = DatabaseWorker()
+    assert not gc.isenabled()
+    collected_on: list[str] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            collected_on.append(threading.current_thread().name)
+
+    Cycle()
+    # Containers kept alive from the database thread would trigger automatic collection there, were it on.
+    kept: list[list[list[int]]] = []
+    worker.run(lambda: [[index] for index in range(20_000)], on_done=kept.append)
+    qtbot.waitUntil(lambda: worker.pending == 0)
+    qtbot.waitUntil(lambda: bool(collected_on), timeout=5_000)
+    assert collected_on == [threading.main_thread().name]
+    worker.shutdown()
