@@ -41,11 +41,14 @@ def has_live_wal(path: Path) -> bool:
     return wal.is_file() and wal.stat().st_size > 0
 
 
-def user_version_through_sqlite(path: Path) -> int:
-    """`PRAGMA user_version` as SQLite sees it, WAL content included."""
+def read_through_sqlite(path: Path) -> tuple[int, list[str]]:
+    """`user_version` and table names as SQLite sees them, WAL content included. It connects normally, so
+    only call it on a private copy: closing the last connection may checkpoint the WAL into the file."""
     connection = sqlite3.connect(path)
     try:
-        return connection.execute("PRAGMA user_version").fetchone()[0]
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return version, tables
     finally:
         connection.close()
 

@@ -346,25 +346,31 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
         return _prepare_sqlite(path, location, version=0, read_only=False, timeout=timeout, new_file=True)
     version = files.read_header(path).user_version
     live_wal = files.has_live_wal(path)
-    # A forensic open reads a private copy (file and WAL); the original is never connected to.
-    copy = files.forensic_copy(path) if read_only else None
+    # A forensic open reads a private copy (file and WAL); the original is never connected to. A live WAL is
+    # read through such a copy too: the header lags behind it (a just-created schema, an upgrade), and
+    # connecting to the original could checkpoint the WAL into a file that then turns out to be refused.
+    copy = files.forensic_copy(path) if read_only or live_wal else None
     try:
+        tables = None
         if live_wal:
-            # The header lags behind what is still in the WAL (a just-created schema, an upgrade): ask SQLite.
-            version = files.user_version_through_sqlite(copy.database if copy else path)
+            version, tables = files.read_through_sqlite(copy.database)
         if version > schema.NEWEST_READABLE_VERSION or version < 0:
             raise StorageOpenError(
                 location,
                 f"schema {version} is newer than this StrataGate can read "
                 f"({schema.SCHEMA_VERSION}, or up to {schema.NEWEST_READABLE_VERSION} read-only)",
             )
-        if copy is None and version > schema.SCHEMA_VERSION:
-            copy = files.forensic_copy(path)
-        if copy is None:
-            if not live_wal:
-                # Refuse a foreign file before SQLite connects for writing (which could leave side files).
-                _check_is_stratagate(location, version, files.peek_table_names(path))
+        if version > schema.SCHEMA_VERSION:
+            read_only = True
+        if not read_only:
+            # Refuse a foreign file before SQLite connects for writing (which could leave side files).
+            _check_is_stratagate(location, version, files.peek_table_names(path) if tables is None else tables)
+            if copy is not None:
+                copy.cleanup()
+                copy = None
             return _prepare_sqlite(path, location, version=version, read_only=False, timeout=timeout)
+        if copy is None:
+            copy = files.forensic_copy(path)
         backend = _prepare_sqlite(
             copy.database, location, version=version, read_only=True, timeout=timeout, forensic_copy=copy
         )

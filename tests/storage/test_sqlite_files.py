@@ -97,6 +97,25 @@ def test_a_new_file_opens_again_while_its_creator_keeps_it_open(tmp_path: Path) 
         creator.close()
 
 
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_newer_version_still_in_a_live_wal_is_refused_without_touching_the_file(
+    tmp_path: Path, reference_v7, read_only: bool
+) -> None:
+    # Another program holds the file open and has written user_version 99 only into its WAL.
+    path = _v7_file(tmp_path / "future.sqlite", reference_v7)
+    writer = sqlite3.connect(path)
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("PRAGMA user_version = 99")
+        writer.commit()
+        before = _state(tmp_path)
+        with pytest.raises(StorageOpenError, match="schema 99"):
+            open_backend(path, read_only=read_only)
+        assert _state(tmp_path) == before
+    finally:
+        writer.close()
+
+
 def test_reads_through_a_writable_backend_never_write(tmp_path: Path, reference_v7) -> None:
     path = _v7_file(tmp_path / "memory.sqlite", reference_v7)
     before = _state(tmp_path)
