@@ -12,6 +12,7 @@ import json
 import random
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import stratagate
@@ -44,7 +45,7 @@ def valid_snapshot() -> dict:
 
 def _with_row_edit(folder: Path, name: str, statement: str, *parameters: object) -> Path:
     path = valid_database(folder / name)
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute(statement, parameters)
     return path
 
@@ -65,12 +66,12 @@ def database_cases(folder: Path) -> list[Case]:
     noise.write_bytes(rng.randbytes(64 * 1024))
     cases.append(("random bytes", noise, "not an SQLite database"))
     foreign = folder / "foreign.sqlite"
-    with sqlite3.connect(foreign) as connection:
+    with closing(sqlite3.connect(foreign)) as connection, connection:
         connection.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
         connection.execute("INSERT INTO invoices (total) VALUES (12.5)")
     cases.append(("foreign SQLite database", foreign, "not a StrataGate"))
     future = valid_database(folder / "schema-99.sqlite")
-    with sqlite3.connect(future) as connection:
+    with closing(sqlite3.connect(future)) as connection, connection:
         connection.execute("PRAGMA user_version = 99")
     cases.append(("schema version 99", future, "schema 99"))
 
