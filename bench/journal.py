@@ -20,6 +20,7 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+from contextlib import closing
 from itertools import cycle
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def build_journal(folder: Path, entries: int) -> Path:
 
 
 def raw_read(path: Path) -> None:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("SELECT * FROM stratagate_curation_journal ORDER BY namespace, seq").fetchall()
     connection.close()
 

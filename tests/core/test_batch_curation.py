@@ -4,6 +4,7 @@ and writes nothing when any change is bad or another writer committed first (rea
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def _open(path: Path, read_only: bool = False):
 
 
 def event_rows(path: Path) -> list[tuple]:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         rows = sorted(connection.execute("SELECT * FROM events").fetchall())
     connection.close()
     return rows
@@ -86,7 +87,7 @@ def test_one_bad_change_writes_none(reference_db_copy: Path):
 
 def event_row(path: Path, event_id: str) -> dict[str, list[tuple]]:
     """The event's row and its source rows, every column."""
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         tables = [row[0] for row in connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'event%'")]
         rows = {}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +26,7 @@ def _open(path: Path, read_only: bool = False):
 
 def block_rows(path: Path, block_id: str) -> dict[str, list[tuple]]:
     """The block's row and its message rows, every column."""
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         rows = {
             table: sorted(connection.execute(f'SELECT * FROM "{table}" WHERE {column} = ?', (block_id,)).fetchall())
             for table, column in (("blocks", "id"), ("messages", "block_id"))

@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def _verify(path: Path, namespace: str | None = None) -> journal.VerifyResult:
 
 
 def _raw(path: Path, sql: str, *params) -> None:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute(sql, params)
     connection.close()
 
@@ -99,7 +100,7 @@ def test_a_database_without_a_journal_verifies_empty_and_reads_create_nothing(re
 
 def test_journal_tables_leave_strategate_tables_untouched(reference_db_copy: Path):
     def stratagate_rows(path: Path) -> dict[str, list]:
-        with sqlite3.connect(path) as connection:
+        with closing(sqlite3.connect(path)) as connection, connection:
             names = [
                 row[0]
                 for row in connection.execute(
@@ -194,7 +195,7 @@ def test_any_single_cell_edit_is_detected(
     path = tmp_path_factory.mktemp("edit") / "memory.sqlite"
     shutil.copyfile(reference_db_copy, path)
     _append(path, _entries(5))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         (current,) = connection.execute(
             f"SELECT {column} FROM stratagate_curation_journal WHERE seq = ?", (seq,)
         ).fetchone()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -310,7 +311,7 @@ def test_p1_open_uses_sqlite_and_memory_mode_is_explicit(tmp_path: Path):
     m.append_turn("hello", "hi")
     assert m.revision == 2
     m.close()
-    with sqlite3.connect(database) as connection:
+    with closing(sqlite3.connect(database)) as connection, connection:
         assert connection.execute("SELECT current_turn FROM memory_spaces").fetchone() == (1,)
     assert isinstance(stratagate.in_memory().backend, MemoryBackend)
 
@@ -318,7 +319,7 @@ def test_p1_open_uses_sqlite_and_memory_mode_is_explicit(tmp_path: Path):
 def test_p2_creates_schema_version_seven(tmp_path: Path):
     database = tmp_path / "memory.sqlite"
     stratagate.open(database, "ns").close()
-    with sqlite3.connect(database) as connection:
+    with closing(sqlite3.connect(database)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (7,)
 
 
@@ -425,7 +426,7 @@ def test_p9_p10_older_snapshots_migrate_on_open(reference_db_copy: Path):
     assert m.revision == 103 and m.current_turn == 40 and len(m.list_events()) == 12
     assert [block.pointer_anchor_block_position for block in m.list_blocks()] == [3, 2, 3]
     m.close()
-    with sqlite3.connect(reference_db_copy) as connection:
+    with closing(sqlite3.connect(reference_db_copy)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (7,)
 
 

@@ -4,6 +4,7 @@ exactly, redo lifts it again, and each write carries its journal entry (real SQL
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from stratagate import journal
@@ -11,7 +12,7 @@ from tests.conftest import REFERENCE_NAMESPACE
 
 
 def block_rows(path: Path, block_id: str) -> dict[str, list[tuple]]:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         rows = {
             table: sorted(connection.execute(f'SELECT * FROM "{table}" WHERE {column} = ?', (block_id,)).fetchall())
             for table, column in (("blocks", "id"), ("messages", "block_id"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _open(path: Path, read_only: bool = False):
 def dump_rows(path: Path) -> dict[str, list[tuple]]:
     """Every row of every StrataGate table. The journal grows on purpose, and the space row's revision and
     wall-clock `updated_at` move on every commit, so those are left out."""
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         rows = {}
         for name in sorted(set(names) - JOURNAL_TABLES):

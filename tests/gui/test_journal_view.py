@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,7 @@ def test_verify_reports_an_intact_chain(qtbot, view):
 
 
 def test_verify_names_and_selects_the_first_edited_entry(qtbot, view, reference_db_copy: Path):
-    with sqlite3.connect(reference_db_copy) as connection:
+    with closing(sqlite3.connect(reference_db_copy)) as connection, connection:
         connection.execute("UPDATE stratagate_curation_journal SET actor = 'mallory' WHERE seq = 2")
     connection.close()
     view.refresh()

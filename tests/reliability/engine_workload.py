@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections import Counter
+from contextlib import closing
 from multiprocessing.synchronize import Event as EventFlag
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ def last_logged(log_path: Path) -> tuple[int, str | None]:
 
 def check_database(database: Path, logged_revision: int, in_flight: bool) -> dict[str, Any]:
     """Every invariant a half-applied mutation would break; returns a few counts for the report."""
-    with sqlite3.connect(database) as connection:
+    with closing(sqlite3.connect(database)) as connection, connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     with stratagate.open(database, NAMESPACE, read_only=True) as memory:
         snapshot = memory.export_snapshot()

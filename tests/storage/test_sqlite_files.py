@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,6 @@ def _dump(path: Path) -> tuple[int, list[str]]:
         return connection.execute("PRAGMA user_version").fetchone()[0], list(connection.iterdump())
     finally:
         connection.close()
-
 
 def _v7_file(path: Path, reference_v7: dict[str, Any]) -> Path:
     with open_backend(path) as backend:
@@ -144,20 +144,17 @@ def _bad_file(kind: str, directory: Path) -> Path:
     elif kind == "truncated":
         path.write_bytes(REFERENCE_DB.read_bytes()[:40960])
     elif kind == "foreign":
-        with sqlite3.connect(path) as connection:
+        with closing(sqlite3.connect(path)) as connection, connection:
             connection.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
-        connection.close()
     elif kind == "versioned-foreign":
-        with sqlite3.connect(path) as connection:
+        with closing(sqlite3.connect(path)) as connection, connection:
             connection.execute("CREATE TABLE notes (body TEXT)")
             connection.execute("PRAGMA user_version = 3")
-        connection.close()
     elif kind == "schema-13":
         shutil.copyfile(REFERENCE_DB, path)
-        with sqlite3.connect(path) as connection:
+        with closing(sqlite3.connect(path)) as connection, connection:
             connection.execute("PRAGMA journal_mode = DELETE")
             connection.execute("PRAGMA user_version = 13")
-        connection.close()
     return path
 
 
@@ -234,16 +231,14 @@ def test_a_read_only_open_of_an_old_file_upgrades_only_a_private_copy(tmp_path: 
 def test_a_failed_upgrade_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "broken.sqlite"
     build_legacy_file(path, 5)
-    with sqlite3.connect(path) as connection:  # a v5 file whose blocks lack the anchor column: RENAME fails
+    with closing(sqlite3.connect(path)) as connection, connection:  # a v5 file whose blocks lack the anchor column: RENAME fails
         connection.execute("ALTER TABLE blocks RENAME COLUMN pointer_anchor_turn TO anchor")
-    connection.close()
     original = path.read_bytes()
     with pytest.raises(StorageOpenError, match="no such column|pointer_anchor_turn"):
         open_backend(path)
     assert path.read_bytes() == original
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
-    connection.close()
 
 
 def test_the_reference_file_upgrades_on_a_writable_open(reference_db_copy: Path, reference_v7) -> None:
