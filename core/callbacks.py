@@ -121,17 +121,26 @@ def _texts(value: Any, field_name: str, limit: int) -> list[str]:
     return [_text(item, f"{field_name}[{index}]", limit) for index, item in enumerate(value[:MAX_LIST_ITEMS])]
 
 
-def coerce_summary(result: Any) -> BlockSummary:
-    """Validate a summarizer's answer; over-long text is cut (a model should not block sealing forever)."""
-    if isinstance(result, BlockSummary):
+def _fields_and_should_extract(result: Any, result_type: type, who: str) -> tuple[Mapping[str, Any], bool]:
+    """A model callback's answer as a mapping (its dataclass or a dict), and its validated shouldExtract."""
+    if isinstance(result, result_type):
         data: Mapping[str, Any] = result.__dict__
     elif isinstance(result, Mapping):
         data = result
     else:
-        raise InvalidInputError(f"summarizer must return a BlockSummary or a dict, got {type(result).__name__}")
+        article = "an" if result_type.__name__[0] in "AEIOU" else "a"
+        raise InvalidInputError(
+            f"{who} must return {article} {result_type.__name__} or a dict, got {type(result).__name__}"
+        )
     should_extract = _pick(data, "should_extract", "shouldExtract", default=False)
     if not isinstance(should_extract, bool):
-        raise InvalidInputError(f"summarizer result shouldExtract must be true or false, got {should_extract!r}")
+        raise InvalidInputError(f"{who} result shouldExtract must be true or false, got {should_extract!r}")
+    return data, should_extract
+
+
+def coerce_summary(result: Any) -> BlockSummary:
+    """Validate a summarizer's answer; over-long text is cut (a model should not block sealing forever)."""
+    data, should_extract = _fields_and_should_extract(result, BlockSummary, "summarizer")
     return BlockSummary(
         title=_text(_pick(data, "title", "l0_title", "l0Title", default=""), "l0Title", MAX_SUMMARY_TITLE),
         tags=_texts(_pick(data, "tags", "l0_tags", "l0Tags", default=[]), "l0Tags", MAX_TAG),
@@ -142,15 +151,7 @@ def coerce_summary(result: Any) -> BlockSummary:
 
 
 def coerce_extraction(result: Any) -> ExtractionResult:
-    if isinstance(result, ExtractionResult):
-        data: Mapping[str, Any] = result.__dict__
-    elif isinstance(result, Mapping):
-        data = result
-    else:
-        raise InvalidInputError(f"extractor must return an ExtractionResult or a dict, got {type(result).__name__}")
-    should_extract = _pick(data, "should_extract", "shouldExtract", default=False)
-    if not isinstance(should_extract, bool):
-        raise InvalidInputError(f"extractor result shouldExtract must be true or false, got {should_extract!r}")
+    data, should_extract = _fields_and_should_extract(result, ExtractionResult, "extractor")
     events = _pick(data, "events", default=[]) or []
     if not isinstance(events, Sequence) or isinstance(events, str):
         raise InvalidInputError("extractor result events must be a list")
