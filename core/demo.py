@@ -42,7 +42,7 @@ class _ScriptClock:
         return self.moment
 
 
-def _counter() -> Callable[[str], str]:
+def counter_ids() -> Callable[[str], str]:
     """`prefix_N` with one counter shared by all prefixes (as the reference fixture's generator did)."""
     count = 0
 
@@ -76,7 +76,7 @@ def build_demo_database(path: str | os.PathLike[str], overwrite: bool = False) -
     script = load_conversation()
     clock = _ScriptClock(script["clockStart"])
     memory = open_memory(target, script["namespace"], block_turn_size=script["blockTurnSize"], now=clock,
-                         id_factory=_counter(), element_id_factory=_counter(),
+                         id_factory=counter_ids(), element_id_factory=counter_ids(),
                          **rules.engine_options())
     try:
         for number, turn in enumerate(script["turns"], start=1):

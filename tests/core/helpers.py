@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from stratagate.memory import StrataGate
@@ -39,12 +38,3 @@ class Clock:
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
 
-
-def counter_ids() -> Callable[[str], str]:
-    count = 0
-
-    def new_id(prefix: str) -> str:
-        nonlocal count
-        count += 1
-        return f"{prefix}_{count}"
-    return new_id

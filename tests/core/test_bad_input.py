@@ -7,6 +7,7 @@ import copy
 import pytest
 
 import stratagate
+from stratagate.demo import counter_ids
 from stratagate.errors import (
     DuplicateIdError,
     InvalidInputError,
@@ -16,7 +17,7 @@ from stratagate.errors import (
     UnknownIdError,
 )
 from stratagate.memory import StrataGate
-from tests.core.helpers import Clock, counter_ids, reference_memory
+from tests.core.helpers import Clock, reference_memory
 
 
 @pytest.fixture

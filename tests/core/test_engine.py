@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import stratagate
+from stratagate.demo import counter_ids
 from stratagate.weights import SUPERSEDED_CAP
-from tests.core.helpers import Clock, counter_ids, reference_memory
+from tests.core.helpers import Clock, reference_memory
 
 
 @pytest.fixture

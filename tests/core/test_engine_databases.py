@@ -9,10 +9,11 @@ import pytest
 
 import stratagate
 from stratagate import rules
+from stratagate.demo import counter_ids
 from stratagate.errors import StorageConflictError
 from stratagate.journal import backend_entries, new_entry
 from stratagate.memory import StrataGate
-from tests.core.helpers import Clock, counter_ids
+from tests.core.helpers import Clock
 from tests.postgres_server import fresh_database
 
 TURNS = [

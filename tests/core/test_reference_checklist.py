@@ -18,6 +18,7 @@ from stratagate.assessment import normalize_retrieval_assessment
 from stratagate.blocks import block_weight, decayed_block_level, normalize_block_level
 from stratagate.callbacks import ExtractionRequest
 from stratagate.condense import condense_transcript
+from stratagate.demo import counter_ids
 from stratagate.errors import InvalidInputError, JobStateError, StorageConflictError
 from stratagate.memory import StrataGate
 from stratagate.model import Message, ToolTrace
@@ -26,7 +27,7 @@ from stratagate.search.rrf import rrf_rank
 from stratagate.search.tokenize import weighted_search_tokens
 from stratagate.storage.memory_backend import MemoryBackend
 from stratagate.timeutil import to_utc8_iso
-from tests.core.helpers import Clock, counter_ids
+from tests.core.helpers import Clock
 
 
 def summarize_for_extraction(messages):

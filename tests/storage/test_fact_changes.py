@@ -8,9 +8,10 @@ from typing import Any
 from sqlalchemy import event
 
 import stratagate
+from stratagate.demo import counter_ids
 from stratagate.memory import StrataGate
 from stratagate.storage.sql import SqlBackend
-from tests.core.helpers import Clock, counter_ids
+from tests.core.helpers import Clock
 
 FACTS = 40
 
