@@ -236,11 +236,15 @@ class Retrieval:
         *,
         has_tokens: bool,
         bm25: Callable[[list[str] | None], list[str]],
-        structured: Callable[[list[str]], list[str]],
+        structured: Callable[[list[str], bool], list[str]],
         all_ids: list[str],
         filters: list[tuple[str, list[str]]],
     ) -> tuple[str, list[tuple[str, list[str]]], list[str] | None]:
-        """(mode, named rankings, the hard-filter intersection or None) by the reference's rules."""
+        """(mode, named rankings, the hard-filter intersection or None) by the reference's rules.
+
+        `structured(subset, alone)` orders a subset; `alone` says whether it is the only ranking that can
+        hold ids (so the fused order is its order and its head is enough). Soft filters fuse one structured
+        ranking per filter, where an id ranked low in two of them can beat one ranked first in one."""
         if filters:
             # Every filter lists its matches in `all_ids` order, so the shortest one, kept where all others
             # match, is the intersection in that order.
@@ -248,9 +252,10 @@ class Retrieval:
             others = [set(ids) for ids in (ids for _name, ids in filters) if ids is not shortest]
             intersection = [item for item in shortest if all(item in other for other in others)]
             if intersection:
-                return "hard filters", [("bm25", bm25(intersection)), ("structured", structured(intersection))], intersection
+                return ("hard filters", [("bm25", bm25(intersection)), ("structured", structured(intersection, True))],
+                        intersection)
             rankings = [("bm25", bm25(None))]
-            rankings += [(f"structured:{name}", structured(ids)) for name, ids in filters if ids]
+            rankings += [(f"structured:{name}", structured(ids, False)) for name, ids in filters if ids]
             mode = "soft filters"
         else:
             rankings = [("bm25", bm25(None))]
@@ -260,7 +265,7 @@ class Retrieval:
         if not any(ids for _name, ids in rankings):
             if has_tokens:
                 return mode, [], None
-            return "fallback", [("structured", structured(all_ids))], None
+            return "fallback", [("structured", structured(all_ids, True))], None
         return mode, rankings, None
 
     # events -------------------------------------------------------------------------------------------------
@@ -314,12 +319,12 @@ class Retrieval:
         cache = self._event_cache()
         ids = cache.candidate_ids()
         turn = self._memory.current_turn
-        # Without tokens BM25 ranks nothing, so the fused order is the structured one: only its top `size` is
-        # needed (explain lists every ranking in full).
-        top = None if explain or tokens else size
+        # Without tokens BM25 ranks nothing, so a structured ranking fused alone is the fused order: only its
+        # top `size` is needed (explain lists every ranking in full).
+        head_only = not (explain or tokens)
 
-        def structured(subset: list[str]) -> list[str]:
-            return cache.structured(subset, temporal_intent, turn, top)
+        def structured(subset: list[str], alone: bool) -> list[str]:
+            return cache.structured(subset, temporal_intent, turn, size if head_only and alone else None)
 
         index = self._event_index()
 
@@ -410,7 +415,7 @@ class Retrieval:
             fact.id: (element, fact) for element in elements for fact in element.facts}
         ids = list(pairs)
 
-        def structured(subset: list[str]) -> list[str]:
+        def structured(subset: list[str], _alone: bool) -> list[str]:
             ordered = sorted(subset, key=locale_compare_key)
             ordered.sort(key=lambda fact_id: locale_compare_key(pairs[fact_id][0].updated_at), reverse=True)
             return ordered

@@ -17,6 +17,7 @@ from sqlalchemy import create_engine
 
 from stratagate import journal
 from stratagate.cli.main import cli
+from tests.property_budget import examples
 
 NAMESPACE = "project:atlas"
 
@@ -180,7 +181,7 @@ def test_swapped_entries_are_reported_as_reordered(journaled_db: Path):
     assert "reordered" in result.reason and "entry 4" in result.reason
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     seq=st.integers(min_value=1, max_value=5),
     column=st.sampled_from(

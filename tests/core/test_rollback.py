@@ -10,6 +10,7 @@ from stratagate.errors import StrataGateError
 from stratagate.memory import StrataGate
 from stratagate.storage.backend import SECTION_KEYS
 from stratagate.storage.memory_backend import MemoryBackend
+from tests.property_budget import examples
 
 
 class FlakyBackend(MemoryBackend):
@@ -55,7 +56,7 @@ OPERATIONS = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OPERATIONS, st.sets(st.integers(2, 60), max_size=12))
 def test_state_always_matches_storage(operations, failing):
     backend = FlakyBackend(set())

@@ -11,6 +11,7 @@ from stratagate.search.bm25 import bm25_rank
 from stratagate.search.collation import locale_compare, locale_compare_key
 from stratagate.search.rrf import fuse, rrf_rank
 from stratagate.search.tokenize import search_tokens, weighted_search_tokens
+from tests.property_budget import examples
 
 DOCUMENTS = [
     {"id": "alpha", "title": "PostgreSQL migration", "body": "Move the project database to PostgreSQL."},
@@ -74,7 +75,7 @@ rankings_strategy = st.lists(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(rankings_strategy, st.integers(min_value=1, max_value=8))
 def test_rrf_with_a_limit_is_the_head_of_the_full_fusion(rankings: list[list[str]], limit: int) -> None:
     assert fuse(rankings, limit) == fuse(rankings)[:limit]

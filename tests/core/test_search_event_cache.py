@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import stratagate
 from stratagate.event_cache import EventSearchCache
 from stratagate.retrieval import Retrieval
 from tests.core.helpers import Clock
+from tests.property_budget import examples
 
 WORDS = ["budget", "launch", "Launch", "meeting", "trip", "数据库", "会议"]
 NAMES = ["Alice", "alice smith", "Bob", "  BOB ", "张伟"]
@@ -80,8 +81,14 @@ def _hits(hits: list) -> list[tuple[str, float]]:
     return [(hit.id, hit.score) for hit in hits]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(operations=st.lists(_operation, max_size=25), queries=st.lists(_query, min_size=1, max_size=4))
+# Found by hypothesis: soft filters fuse two structured rankings, so neither may be cut to the limit.
+@example(operations=[("add", {"title": "budget", "tags": [], "participants": [], "eventType": "meeting",
+                              "happenedStart": start, "happenedEnd": "2025-01-03", "criticality": "routine"})
+                     for start in ("2025-01-03", "2025-01-10")],
+         queries=[("", {"participants": ["alice"], "limit": 1, "event_type": "meeting",
+                        "happened_to": "2025-01-09"})])
 def test_cached_event_search_equals_a_fresh_retrieval_after_writes(operations, queries):
     clock = Clock("2026-03-02T01:00:00Z", step=timedelta(0))
     memory = stratagate.in_memory(block_turn_size=1, now=clock)
@@ -127,3 +134,20 @@ def test_a_deleted_event_leaves_the_candidates():
     assert cache.candidate_ids() == [events[0].id, events[2].id]
     cache.update(events[1].id, events[1])  # back at the end, as a dict re-insertion puts it
     assert cache.candidate_ids() == [events[0].id, events[2].id, events[1].id]
+
+
+def test_soft_filters_fuse_every_structured_ranking_in_full():
+    """No event matches every filter, so each filter ranks its matches and RRF fuses them: the early event,
+    second by eventType (the later-updated card leads on equal weight) and first by happened range, scores
+    1/62 + 1/61 and wins, even at limit 1."""
+    memory = stratagate.in_memory(block_turn_size=1, now=Clock(step=timedelta(minutes=1)))
+    memory.append_turn("first turn", "reply")
+    block_id = memory.list_blocks()[0].id
+    early = memory.add_event("budget", source_block_id=block_id,
+                             temporal={"eventType": "meeting", "happenedStart": "2025-01-03"})
+    memory.add_event("budget", source_block_id=block_id,
+                     temporal={"eventType": "meeting", "happenedStart": "2025-01-10"})
+    options = {"participants": ["alice"], "event_type": "meeting", "happened_to": "2025-01-09"}
+    [hit] = memory.search_events("", limit=1, **options)
+    assert hit.id == early.id and hit.score == 1 / 61 + 1 / 62
+    assert [(h.id, h.score) for h in memory.search_events("", limit=6, **options)][:1] == [(hit.id, hit.score)]

@@ -19,6 +19,7 @@ from stratagate.search.documents import (
 )
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE, REFERENCE_SNAPSHOT
+from tests.property_budget import examples
 
 
 def _oracle_calls(kind: str) -> list[dict]:
@@ -107,7 +108,7 @@ def _reference(documents: dict[str, list[SearchField]], query: str) -> list[tupl
     return [(key, score) for (key, _fields), score in ranked]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(operations, queries)
 def test_rank_equals_reference_bm25_after_any_adds_replaces_and_removes(operations, query: str) -> None:
     index, documents = _apply(operations)
@@ -116,7 +117,7 @@ def test_rank_equals_reference_bm25_after_any_adds_replaces_and_removes(operatio
     assert index.total_length == sum(len(field_tokens(fields)) for fields in documents.values())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(operations, queries, st.sets(st.sampled_from(KEYS)), st.integers(min_value=1, max_value=6))
 def test_restrict_and_limit_keep_whole_index_statistics(operations, query: str, allowed: set[str], limit: int) -> None:
     index, documents = _apply(operations)
@@ -125,7 +126,7 @@ def test_restrict_and_limit_keep_whole_index_statistics(operations, query: str, 
     assert index.rank(query, limit=limit) == full[:limit]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(operations, queries)
 def test_explain_splits_each_term_score_over_its_fields(operations, query: str) -> None:
     index, documents = _apply(operations)
@@ -140,7 +141,7 @@ def test_explain_splits_each_term_score_over_its_fields(operations, query: str) 
             assert sum(part.frequency for part in hit.contributions if part.term == term) == tokens.count(term)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(field_lists, min_size=1, max_size=40), queries)
 def test_bulk_add_then_rank_equals_reference(fields: list[list[SearchField]], query: str) -> None:
     documents = {f"evt_{number}": document for number, document in enumerate(fields)}

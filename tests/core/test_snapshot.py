@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from stratagate.errors import SnapshotError
 from stratagate.snapshot import empty_snapshot, normalize_snapshot
 from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_SNAPSHOT
+from tests.property_budget import examples
 
 
 @pytest.fixture
@@ -110,7 +111,7 @@ FIXTURE = json.loads(REFERENCE_SNAPSHOT.read_text())[REFERENCE_NAMESPACE]["snaps
 FIXTURE_PATHS = [path for path in _paths(FIXTURE) if path]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(FIXTURE_PATHS), JSON_VALUES)
 def test_any_corrupted_field_gives_snapshot_error_or_a_valid_snapshot(path, value):
     snapshot = copy.deepcopy(FIXTURE)

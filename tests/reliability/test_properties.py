@@ -19,6 +19,7 @@ from stratagate.storage.sql import open_backend
 from stratagate_gui.curation.actions import Action
 from tests.conftest import REFERENCE_DB
 from tests.gui.test_curation import Harness, dump_rows
+from tests.property_budget import examples
 
 words = st.sampled_from(["Alice", "Bob", "Atlas", "Postgres", "decided", "prefers", "tea", "May 3, 2026", "Berlin",
                          "移行", "café", "plan", "ship", "demo", "!"])
@@ -48,7 +49,7 @@ def _run(memory: stratagate.StrataGate, script: list[tuple[str, object]]) -> Non
             getattr(memory, f"{operation}_event")(event_id)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(memory_scripts)
 def test_export_import_export_gives_the_same_snapshot(script) -> None:
     folder = Path(tempfile.mkdtemp(prefix="sg-roundtrip-"))
@@ -78,7 +79,7 @@ curation_scripts = st.lists(
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(script=curation_scripts)
 def test_undoing_all_then_redoing_all_restores_each_state_exactly(qtbot, tmp_path: Path, script) -> None:
     database = Path(tempfile.mkdtemp(dir=tmp_path)) / "memory.sqlite"
@@ -124,7 +125,7 @@ def _projector(request: ProjectionRequest) -> ProjectionResult:
     return ProjectionResult(changes)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(histories)
 def test_expand_element_at_any_instant_shows_the_value_then_in_force(history) -> None:
     memory = stratagate.in_memory(namespace="facts", block_turn_size=1, projector=_projector)

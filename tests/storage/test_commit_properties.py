@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from stratagate.storage.backend import ChangeSet, nest_facts
 from stratagate.storage.memory_backend import MemoryBackend
 from stratagate.storage.sql import SqlBackend
+from tests.property_budget import examples
 
 EVENT_IDS = [f"evt_{n}" for n in range(6)]
 STAMP = "2026-03-02T09:00:00.000+08:00"
@@ -47,7 +48,7 @@ mutations = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=mutations)
 def test_commits_match_an_ordered_model(backend: SqlBackend, steps) -> None:
     namespace = f"prop-{uuid.uuid4().hex[:8]}"  # one backend per test, one namespace per example
@@ -110,7 +111,7 @@ fact_steps = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=fact_steps)
 def test_fact_level_commits_match_a_model(backend: SqlBackend, steps) -> None:
     """`elementFacts` upserts and deletes, facts-less element upserts and appended sources, one commit each,
