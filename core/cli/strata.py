@@ -18,7 +18,13 @@ import click
 from stratagate.strata import janitor
 from stratagate.strata.cascade import read as read_through_tiers
 from stratagate.strata.config import detect_base_dir
-from stratagate.strata.daemon import DEFAULT_INTERVAL, StrataDaemon, daemon_status, stop_daemon
+from stratagate.strata.daemon import (
+    DEFAULT_INTERVAL,
+    DaemonStatus,
+    StrataDaemon,
+    daemon_status,
+    stop_daemon,
+)
 from stratagate.strata.errors import StrataError
 from stratagate.strata.janitor import FileResult
 from stratagate.strata.repair import rebuild_shadow_index, repair_sidecar
@@ -95,7 +101,15 @@ def status(context: click.Context, as_json: bool) -> None:
     click.echo(
         f"3rd Stratum (Archive): {counts['archived']} shadow entr{'y' if counts['archived'] == 1 else 'ies'}"
     )
-    click.echo(f"Daemon: {'RUNNING (pid=' + str(daemon.pid) + ')' if daemon.running else 'STOPPED'}")
+    click.echo(f"Daemon: {_daemon_state(daemon)}")
+
+
+def _daemon_state(daemon: DaemonStatus) -> str:
+    if daemon.running:
+        return f"RUNNING (pid={daemon.pid})" if daemon.pid is not None else "RUNNING (pid unknown)"
+    if daemon.unverified_pid is not None:
+        return f"STOPPED (strata.pid names pid {daemon.unverified_pid}, which is not this store's daemon)"
+    return "STOPPED"
 
 
 @command.command()

@@ -3,8 +3,9 @@
 Compatible with the reference's files: `strata.pid` holds the decimal pid, `strata.log` has its line format
 and messages, `strata_cost.log` gets `CYCLE:n:migrated:evicted:time` per live cycle. Differences (B-13, B-14):
 
-* the pid file is held with `flock` while the daemon runs, so two daemons cannot both start and a stale
-  file (crash, SIGKILL) is recognised without guessing from `kill(pid, 0)`;
+* the pid file is locked while the daemon runs (`daemon_lock`), so two daemons cannot both start, a stale
+  file (crash, SIGKILL) is recognised, and `stop` signals only the process the kernel names as the lock's
+  holder, never a pid read from the file (`-1`, `0` or a recycled pid in it signal nothing);
 * SIGTERM / SIGINT stop after the current cycle and remove the pid file; SIGHUP reloads `strata.json`
   (the reference died on SIGHUP, which its systemd unit sends on reload);
 * `stop_daemon` keeps the pid file when the daemon has not exited in time, instead of pretending;
@@ -13,7 +14,6 @@ and messages, `strata_cost.log` gets `CYCLE:n:migrated:evicted:time` per live cy
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import signal
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from stratagate.strata import daemon_lock
 from stratagate.strata.errors import DaemonRunningError, StrataError
 from stratagate.strata.janitor import FileResult, MaintenanceReport, run_maintenance
 from stratagate.strata.store import StrataStore
@@ -36,9 +37,10 @@ LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 @dataclass(frozen=True)
 class DaemonStatus:
     running: bool
-    pid: int | None
+    pid: int | None  # the lock holder's pid, never the pid file's text
     cycle_count: int
     last_log_lines: list[str]
+    unverified_pid: int | None = None  # a live process the pid file names that holds no daemon lock
 
 
 def _read_pid(pid_file: Path) -> int | None:
@@ -48,40 +50,34 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
-def _process_alive(pid: int) -> bool:
+def _process_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    cmdline = Path(f"/proc/{pid}/cmdline")
-    # A recycled pid running something else is not a Strata daemon.
-    return not cmdline.exists() or b"strata" in cmdline.read_bytes()
+    return True
 
 
 def daemon_status(store: StrataStore, log_lines: int = 20) -> DaemonStatus:
-    """Whether a daemon holds the pid file; a stale file (dead process, nothing holding it) is removed."""
-    running, pid = False, None
+    """Whether a daemon holds the pid file's locks; a stale file naming no live process is removed."""
+    running, pid, unverified = False, None, None
     if store.pid_file.exists():
-        pid = _read_pid(store.pid_file)
-        with open(store.pid_file, "rb") as handle:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                running = True
-            else:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-                # Unlocked: only a daemon that does not lock (the reference's) may still be alive.
-                running = pid is not None and _process_alive(pid)
+        pid = daemon_lock.lock_holder(store.pid_file)
+        running = pid is not None or daemon_lock.flock_held(store.pid_file)
         if not running:
-            store.pid_file.unlink(missing_ok=True)
-            pid = None
+            named = _read_pid(store.pid_file)
+            if named is not None and named > 0 and _process_exists(named):
+                # The reference's daemon locks nothing, and pids are recycled: report it, never signal it.
+                unverified = named
+            else:
+                store.pid_file.unlink(missing_ok=True)
     lines: list[str] = []
     if store.log_file.exists():
         lines = store.log_file.read_text(encoding="utf-8", errors="replace").splitlines()
     cycles = sum("Starting maintenance" in line for line in lines)
-    return DaemonStatus(running, pid, cycles, lines[-log_lines:] if log_lines else [])
+    return DaemonStatus(running, pid, cycles, lines[-log_lines:] if log_lines else [], unverified)
 
 
 @dataclass(frozen=True)
@@ -92,25 +88,39 @@ class StopOutcome:
 
 
 def stop_daemon(store: StrataStore, timeout: float = 30.0) -> StopOutcome:
-    """SIGTERM the daemon and wait for it to release the pid file; never claims success early."""
+    """SIGTERM the process that holds this data directory's daemon lock, and wait for it to let go.
+
+    Only that process is ever signalled (see `daemon_lock`); never claims success early.
+    """
     status = daemon_status(store, log_lines=0)
-    if not status.running or status.pid is None:
+    if not status.running:
+        if status.unverified_pid is not None:
+            return StopOutcome(
+                False,
+                False,
+                f"{store.pid_file} names pid {status.unverified_pid}, which does not hold this data "
+                "directory's daemon lock; not signalling it.",
+            )
         return StopOutcome(False, False, "No daemon is running.")
-    try:
-        os.kill(status.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        store.pid_file.unlink(missing_ok=True)
+    if status.pid is None:
+        return StopOutcome(
+            False,
+            True,
+            f"{store.pid_file} is locked by a daemon this command cannot identify (another pid namespace?); "
+            "not signalling anything.",
+        )
+    signalled = daemon_lock.signal_holder(store.pid_file, signal.SIGTERM)
+    if signalled is None:
         return StopOutcome(False, False, f"Daemon (pid={status.pid}) had already exited.")
-    except PermissionError as error:
-        raise StrataError(f"{store.pid_file}: cannot signal pid {status.pid}: {error}") from error
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not daemon_status(store, log_lines=0).running:
-            return StopOutcome(True, False, f"Daemon (pid={status.pid}) stopped.")
+        if not daemon_lock.flock_held(store.pid_file):
+            return StopOutcome(True, False, f"Daemon (pid={signalled}) stopped.")
         time.sleep(0.1)
-    return (
+    return StopOutcome(
         False,
-        f"Daemon (pid={status.pid}) is still finishing its cycle after {timeout:g} s; pid file kept.",
+        True,
+        f"Daemon (pid={signalled}) is still finishing its cycle after {timeout:g} s; pid file kept.",
     )
 
 
@@ -129,7 +139,7 @@ class StrataDaemon:
         self._wake = threading.Event()
         self._stopping = False
         self._reload_requested = False
-        self._pid_handle = None
+        self._holds_pid_file = False
         self.log = logging.getLogger(f"stratagate.strata.daemon.{id(self)}")
         self.log.setLevel(logging.DEBUG)
         self.log.propagate = False
@@ -193,29 +203,17 @@ class StrataDaemon:
 
     # Internals ------------------------------------------------------------------------------------
     def _acquire_pid_file(self) -> None:
-        pid_file = self.store.pid_file
-        while True:
-            handle = open(pid_file, "a+b")  # noqa: SIM115 — held open (and locked) for the daemon's life
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                raise DaemonRunningError(pid_file, _read_pid(pid_file)) from None
-            # Another daemon may have removed the file between our open and our lock: lock the live file.
-            if pid_file.exists() and os.fstat(handle.fileno()).st_ino == pid_file.stat().st_ino:
-                break
-            handle.close()
-        handle.truncate(0)
-        handle.write(str(os.getpid()).encode())
-        handle.flush()
-        os.fsync(handle.fileno())
-        self._pid_handle = handle
+        try:
+            daemon_lock.acquire(self.store.pid_file)
+        except daemon_lock.PidFileBusyError:
+            holder = daemon_lock.lock_holder(self.store.pid_file)
+            raise DaemonRunningError(self.store.pid_file, holder) from None
+        self._holds_pid_file = True
 
     def _release_pid_file(self) -> None:
-        if self._pid_handle is not None:
-            self.store.pid_file.unlink(missing_ok=True)
-            self._pid_handle.close()
-            self._pid_handle = None
+        if self._holds_pid_file:
+            daemon_lock.release(self.store.pid_file)
+            self._holds_pid_file = False
 
     def _install_signal_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
