@@ -9,6 +9,7 @@ mutation works on copies and swaps them in after the storage commit).
 from __future__ import annotations
 
 import copy
+import json
 from bisect import insort
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -537,6 +538,25 @@ class IngestionReceipt:
         return {"id": self.id, "createdAt": self.created_at}
 
 
+USAGE_HEADER = "#usage "
+
+
+@dataclass(frozen=True)
+class ModelCallUsage:
+    """What one model call cost: the model, its token counts and the wall time of the call (retries included)."""
+
+    model: str
+    input_tokens: int | None
+    output_tokens: int | None
+    latency_ms: int
+
+    def header(self) -> str:
+        """The first line a model adapter writes into a stored response (the schema has no usage columns, and
+        the reference reads the response as plain text, so the usage travels inside it)."""
+        return USAGE_HEADER + json.dumps({"model": self.model, "inputTokens": self.input_tokens,
+                                          "outputTokens": self.output_tokens, "latencyMs": self.latency_ms})
+
+
 @dataclass
 class ModelResponse:
     """A successful model response kept for debugging (the last 5 are kept)."""
@@ -552,6 +572,22 @@ class ModelResponse:
 
     def to_record(self) -> Record:
         return {"id": self.id, "kind": self.kind, "response": self.response, "createdAt": self.created_at}
+
+    @property
+    def usage(self) -> ModelCallUsage | None:
+        """The usage a model adapter recorded in the response's first line; None for any other response."""
+        first, _newline, _rest = self.response.partition("\n")
+        if not first.startswith(USAGE_HEADER):
+            return None
+        try:
+            data = json.loads(first[len(USAGE_HEADER):])
+            latency = data["latencyMs"]
+            tokens = [data.get("inputTokens"), data.get("outputTokens")]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(latency, int) or not all(value is None or isinstance(value, int) for value in tokens):
+            return None
+        return ModelCallUsage(str(data.get("model", "")), tokens[0], tokens[1], latency)
 
 
 SECTION_MODELS: dict[str, type] = {

@@ -74,6 +74,7 @@ def build_main_window(settings: QSettings | None = None) -> MainWindow:
     from stratagate_gui.views.decay import DecayView
     from stratagate_gui.views.elements import ElementsView
     from stratagate_gui.views.events import EventsView
+    from stratagate_gui.views.model_calls import ModelCallsView
     from stratagate_gui.views.timeline import TimelineView
 
     settings = settings or QSettings()
@@ -89,6 +90,8 @@ def build_main_window(settings: QSettings | None = None) -> MainWindow:
     window.add_view("Events", window.events)
     window.add_view("Elements", window.elements)
     window.add_view("Decay", window.decay)
+    window.model_calls = ModelCallsView(window)
+    window.add_view("Model calls", window.model_calls)
     window.curation = mount_curation(window)
     demo_action = QAction("Open &demo memory", window)
     demo_action.triggered.connect(lambda _checked=False: open_demo(window))

@@ -1,0 +1,58 @@
+"""Model calls: the memory's model-response history (the last few successful calls of its summarizer,
+extractor and projector), with the model, token counts and latency a model adapter recorded. Read-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+
+from stratagate.model import ModelResponse
+from stratagate_gui.forensics.workbench import fill_table, make_table
+
+COLUMNS = ["At", "Kind", "Model", "Input tokens", "Output tokens", "Latency ms"]
+
+
+def call_row(response: ModelResponse) -> list[Any]:
+    usage = response.usage
+    if usage is None:  # recorded by a host without usage (the reference, a rule-based run)
+        return [response.created_at, response.kind, "", "", "", ""]
+    return [response.created_at, response.kind, usage.model, usage.input_tokens, usage.output_tokens,
+            usage.latency_ms]
+
+
+class ModelCallsView(QWidget):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.responses: list[ModelResponse] = []
+        self.table = make_table(self)
+        self.answer = QPlainTextEdit(self)
+        self.answer.setReadOnly(True)
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.answer)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        self.table.itemSelectionChanged.connect(self._show_answer)
+        window.memory_changed.connect(self.set_memory)
+
+    def set_memory(self, memory: Any) -> None:
+        if memory is None:
+            self._show([])
+            return
+        self.window.worker.run(lambda: sorted(memory.list_successful_model_responses(),
+                                              key=lambda response: response.created_at),
+                               on_done=self._show, description="list model calls")
+
+    def _show(self, responses: list[ModelResponse]) -> None:
+        self.responses = responses
+        fill_table(self.table, COLUMNS, [call_row(response) for response in responses])
+        self.answer.clear()
+
+    def _show_answer(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.answer.setPlainText(self.responses[rows[0].row()].response)

@@ -1,0 +1,31 @@
+"""The Model calls tab shows the memory's model-response history with the usage an adapter recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import stratagate
+from stratagate.adapters import openai_adapters
+from stratagate.adapters.scripted_server import Scripted, ScriptedModelServer
+
+SUMMARY = {"l0Title": "Hello", "l0Tags": [], "l1Summary": "A greeting.", "l2Keypoints": [], "shouldExtract": False}
+
+
+def test_the_model_calls_tab_lists_model_tokens_and_latency(make_window, qtbot, tmp_path: Path) -> None:
+    path = tmp_path / "agent.sqlite"
+    with ScriptedModelServer([Scripted(arguments=SUMMARY)]) as server:
+        adapters = openai_adapters("scripted-gpt", base_url=server.openai_base_url, api_key="unused")
+        with stratagate.open(path, "agent", block_turn_size=1, summarizer=adapters.summarizer) as memory:
+            memory.append_turn("hello", "hi")
+            adapters.record_into(memory)
+            (response,) = memory.list_successful_model_responses()
+    window = make_window()
+    window.open_location(str(path), "agent", read_only=True)
+    qtbot.waitUntil(lambda: window.model_calls.table.rowCount() == 1, timeout=10_000)
+    table = window.model_calls.table
+    cells = [table.item(0, column).text() for column in range(table.columnCount())]
+    usage = response.usage
+    assert cells[1:] == ["summarizer", "scripted-gpt", str(usage.input_tokens), str(usage.output_tokens),
+                         str(usage.latency_ms)]
+    table.selectRow(0)
+    assert '"l0Title": "Hello"' in window.model_calls.answer.toPlainText()
