@@ -34,7 +34,7 @@ def test_parse_js_date_reads_iso_and_common_forms(text, expected):
     assert parse_js_date(text) == int(moment.timestamp() * 1000)
 
 
-@pytest.mark.parametrize("text", ["", "garbage", "2026-02-30", "2026-13-01", "earlier this month", "25:00"])
+@pytest.mark.parametrize("text", ["", "garbage", "2026-13-01", "earlier this month", "25:00"])
 def test_unparsable_dates_are_none(text):
     assert parse_js_date(text) is None
 
