@@ -23,6 +23,7 @@ docs/compatibility.md. Checked against answers recorded from Node 22 (`tests/fix
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -80,7 +81,17 @@ _END = Token(Kind.END)
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _ZONES = {"ut": 0, "utc": 0, "z": 0, "gmt": 0, "cdt": -5, "cst": -6, "edt": -4, "est": -5, "mdt": -6, "mst": -7,
           "pdt": -7, "pst": -8}
+_PLAIN_ISO = re.compile(
+    r"([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
+    r"(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?",
+    re.ASCII,
+)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _numeral(digits: str) -> int:
+    """A numeral's value from its first nine significant digits (leading zeros are not significant)."""
+    return int(digits.lstrip("0")[:_MAX_DIGITS] or "0")
 
 
 def _keyword(word: str) -> Token:
@@ -109,8 +120,7 @@ def _tokens(text: str) -> list[Token]:
         if "0" <= character <= "9":
             while position < size and "0" <= text[position] <= "9":
                 position += 1
-            digits = text[start:position].lstrip("0")[:_MAX_DIGITS]  # leading zeros are not significant
-            tokens.append(Token(Kind.NUMBER, int(digits or "0"), position - start))
+            tokens.append(Token(Kind.NUMBER, _numeral(text[start:position]), position - start))
         elif character in ":-+.)":
             position += 1
             tokens.append(Token(Kind.SYMBOL, character, 1))
@@ -270,6 +280,15 @@ def _milliseconds(token: Token) -> int:
     """The first three significant digits of a fraction, from its value and its number of digits."""
     length = min(token.length, _MAX_DIGITS)
     number = int(token.value)
+    return _scaled_ms(number, length)
+
+
+def _fraction_ms(digits: str) -> int:
+    return _scaled_ms(_numeral(digits), min(len(digits), _MAX_DIGITS))
+
+
+def _scaled_ms(number: int, length: int) -> int:
+    """Milliseconds from a fraction's value and its number of digits (at most nine counted)."""
     if length < 3:
         return number * (100 if length == 1 else 10)
     return number // 10 ** (length - 3)
@@ -431,8 +450,33 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     return era * 146097 + day_of_era - 719468 + day - 1
 
 
-def v8_date_parse(text: str) -> int | None:
-    """Epoch milliseconds for `text` as V8's `Date.parse` reads it with TZ=UTC, or None where it gives NaN."""
+def _plain_iso(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int, int], int | None] | None:
+    """The ES5 ISO forms with every field in range (what the engine and most agents write), read directly;
+    None sends anything else through the tokenizer. Both give the same answer for these strings."""
+    match = _PLAIN_ISO.fullmatch(text)
+    if match is None:
+        return None
+    year_text, month, day, hour, minute, second, fraction, z, sign, zone_hour, zone_minute = match.groups()
+    year = int(year_text)
+    date = (year, int(month or 1), int(day or 1))
+    if year_text == "-000000" or not (_is_month(date[1]) and _is_day(date[2])):
+        return None
+    if hour is None:
+        return date, (0, 0, 0, 0), 0
+    clock = (int(hour), int(minute), int(second or 0), _fraction_ms(fraction) if fraction else 0)
+    if not (_is_hour(clock[0]) and _is_minute(clock[1]) and _is_minute(clock[2])):
+        return None
+    if z:
+        return date, clock, 0
+    if sign is None:
+        return date, clock, None
+    if not (_is_hour(int(zone_hour)) and _is_minute(int(zone_minute))):
+        return None
+    return date, clock, (int(zone_hour) * 3600 + int(zone_minute) * 60) * (-1 if sign == "-" else 1)
+
+
+def _parse(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int, int], int | None] | None:
+    """(year, month, day), (hour, minute, second, ms) and the offset in seconds (None: local), or None."""
     scanner = _Scanner(text)
     day, time, zone = _Day(), _Time(), _Zone()
     token = _iso(scanner, day, time, zone)
@@ -441,6 +485,15 @@ def v8_date_parse(text: str) -> int | None:
     date, clock, offset = day.resolve(), time.resolve(), zone.resolve()
     if date is None or clock is None or offset is False:
         return None
+    return date, clock, offset
+
+
+def v8_date_parse(text: str) -> int | None:
+    """Epoch milliseconds for `text` as V8's `Date.parse` reads it with TZ=UTC, or None where it gives NaN."""
+    parsed = _plain_iso(text) or _parse(text)
+    if parsed is None:
+        return None
+    date, clock, offset = parsed
     year, month, day_of_month = date
     if abs(year) > _MAX_YEAR:
         return None

@@ -11,11 +11,15 @@ import secrets
 from datetime import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from stratagate import v8date
 from stratagate.timeutil import parse_js_date
 from tests.conftest import FIXTURES
 from tests.differential import reference
 from tests.differential.date_corpus import corpus
+from tests.property_budget import examples
 
 RECORDED = json.loads((FIXTURES / "v8-date-parse.json").read_text(encoding="utf-8"))
 
@@ -70,3 +74,15 @@ def test_a_fresh_corpus_matches_live_v8():
     wrong = [(text, answer, parse_js_date(text)) for text, answer in zip(strings, answers, strict=True)
              if parse_js_date(text) != answer]
     assert wrong == [], f"seed {seed}"
+
+
+ISO_LIKE = st.from_regex(
+    r"\A([+-][0-9]{6}|[0-9]{4})(-[0-9]{2}(-[0-9]{2})?)?([Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,12})?)?"
+    r"([Zz]|[+-][0-9]{2}:?[0-9]{2})?)?\Z")
+
+
+@settings(max_examples=examples(300))
+@given(ISO_LIKE)
+def test_the_plain_iso_shortcut_agrees_with_the_tokenizer(text):
+    shortcut = v8date._plain_iso(text)
+    assert shortcut is None or shortcut == v8date._parse(text)
