@@ -8,10 +8,10 @@ recovered by lease, never by merely opening the namespace (docs/compatibility.md
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stratagate import events as event_ops
 from stratagate.callbacks import (
@@ -28,12 +28,10 @@ from stratagate.errors import InvalidInputError, JobStateError, StrataGateError,
 from stratagate.model import Block, Element, ElementProjectionJob, Event, ExtractionJob
 from stratagate.pending import PendingWork
 from stratagate.state import Mutation
+from stratagate.store import ModelHooks, Store
 from stratagate.text import collapse_whitespace, utf16_cut
 from stratagate.timeutil import epoch_ms
 from stratagate.validation import unique_in_order
-
-if TYPE_CHECKING:
-    from stratagate.memory import StrataGate
 
 JOB_LEASE = timedelta(minutes=15)
 EXTRACTION_INTERRUPTED = "Extraction was interrupted before completion."
@@ -51,24 +49,28 @@ class WorkResult:
 
 
 class Derivation:
-    """Runs a memory's extraction and projection jobs (built by `StrataGate`)."""
+    """Runs a memory's extraction and projection jobs (built by `StrataGate` with its store and callbacks)."""
 
-    def __init__(self, memory: StrataGate):
-        self._memory = memory
-        self.pending = PendingWork(memory._section)
+    def __init__(self, store: Store, hooks: ModelHooks):
+        self._store = store
+        self._hooks = hooks
+        self.pending = PendingWork(store.section)
         self._running_jobs: set[str] = set()
 
     def _section(self, name: str) -> dict[str, Any]:
-        return self._memory._section(name)
+        return self._store.section(name)
 
     def _commit(self, tx: Mutation) -> None:
-        self._memory._commit(tx)
+        self._store.commit(tx)
 
     def _stamp(self) -> str:
-        return self._memory._stamp()
+        return self._store.stamp()
+
+    def _elements(self) -> list[Element]:
+        return list(self._section("elements").values())
 
     def _neighbours(self, block: Block) -> tuple[Block | None, Block | None]:
-        order = self._memory._block_order()
+        order = self._store.block_order()
         thread = order.threads[block.thread_id]
         index = order.index[block.id]
         blocks = self._section("blocks")
@@ -77,14 +79,14 @@ class Derivation:
         return previous, following
 
     def eligible_extraction(self, statuses: tuple[str | None, ...], block_id: str | None = None) -> Block | None:
-        if self._memory._extractor is None or len(self._section("blocks")) < 2:
+        if self._hooks.extractor is None or len(self._section("blocks")) < 2:
             return None
         jobs = self._section("extractionJobs")
         blocks = self._section("blocks")
         if block_id is not None:
             candidates = [block_id]
         elif "skipped" in statuses:
-            candidates = list(self._memory._block_order().index)  # sealing order
+            candidates = list(self._store.block_order().index)  # sealing order
         else:
             candidates = self.pending.extraction_candidates()
         for key in candidates:
@@ -98,7 +100,7 @@ class Derivation:
 
     def _timeline(self) -> list[TimelineEntry]:
         # Temporal objects are shared, not copied: the engine never edits a stored object in place.
-        return [TimelineEntry(event.id, event.title, event.temporal) for event in self._memory.list_events()]
+        return [TimelineEntry(event.id, event.title, event.temporal) for event in self._section("events").values()]
 
     def extract_step(self, *, include_skipped: bool = False, block_id: str | None = None) -> list[Event]:
         statuses: tuple[str | None, ...] = (None, "failed", "skipped") if include_skipped else (None, "failed")
@@ -108,11 +110,12 @@ class Derivation:
         return self._run_extraction(target, statuses)
 
     def _run_extraction(self, target: Block, statuses: tuple[str | None, ...]) -> list[Event]:
-        assert self._memory._extractor is not None
+        extractor = self._hooks.extractor
+        assert extractor is not None
         previous_job = self._section("extractionJobs").get(target.id)
         if (previous_job.status if previous_job else None) not in statuses:
             raise JobStateError(f"Extraction block {target.id} is already {previous_job.status}")  # type: ignore[union-attr]
-        tx = Mutation(self._memory._state)
+        tx = self._store.mutation()
         tx.put("extractionJobs", ExtractionJob(target.id, "running", (previous_job.attempts if previous_job else 0) + 1,
                                                None, self._stamp()))
         self._commit(tx)
@@ -122,7 +125,7 @@ class Derivation:
             request = ExtractionRequest(copy.deepcopy(previous), copy.deepcopy(target), copy.deepcopy(following),
                                         self._timeline)
             try:
-                result = coerce_extraction(call_model(self._memory._extractor, request))
+                result = coerce_extraction(call_model(extractor, request))
             except Exception as error:
                 self._finish_extraction(target.id, "failed", error_message(error))
                 raise
@@ -137,21 +140,21 @@ class Derivation:
             self._running_jobs.discard(target.id)
 
     def _finish_extraction(self, block_id: str, status: str, error: str | None) -> None:
-        tx = Mutation(self._memory._state)
+        tx = self._store.mutation()
         job = tx.edit("extractionJobs", block_id)
         job.status, job.last_error, job.updated_at = status, error, self._stamp()
         self._commit(tx)
 
     def _store_extraction(self, target: Block, raw_events: list[Any], status: str) -> list[Event]:
         now = self._stamp()
-        tx = Mutation(self._memory._state)
+        tx = self._store.mutation()
         try:
             added = []
             for index, raw in enumerate(raw_events):
                 if not isinstance(raw, Mapping):
                     raise InvalidInputError(f"extractor event {index} must be a dict")
                 data = event_ops.event_input(raw, f"extractor event {index}")
-                added.append(event_ops.add_event(tx, data, event_id=data.id or self._memory._new_id("evt"),
+                added.append(event_ops.add_event(tx, data, event_id=data.id or self._store.new_id("evt"),
                                                  source_block_id=target.id, now=now))
         except StrataGateError as error:
             self._finish_extraction(target.id, "failed", str(error))
@@ -161,37 +164,37 @@ class Derivation:
         job = tx.edit("extractionJobs", target.id)
         job.status, job.last_error, job.updated_at = status, None, now
         self._commit(tx)
-        return [self._memory.get_event(event.id) for event in added]
+        return [self._section("events")[event.id] for event in added]
 
     # projection ---------------------------------------------------------------------------------------------
     def queue_projection(self, tx: Mutation, event_ids: list[str], now: str) -> None:
         ids = unique_in_order(event_id for event_id in event_ids if tx.get("events", event_id) is not None)
         if ids:
-            tx.put("elementProjectionJobs", ElementProjectionJob(self._memory._new_element_id("proj"), ids, "pending", 0, [],
-                                                                 None, None, now, now))
+            tx.put("elementProjectionJobs", ElementProjectionJob(self._store.new_element_id("proj"), ids, "pending", 0, [],
+                                                                None, None, now, now))
 
     def claimable_job(self) -> ElementProjectionJob | None:
         claimable = self.pending.claimable_jobs()
         return self._section("elementProjectionJobs")[claimable[0]] if claimable else None
 
     def claim_next_element_projection(self) -> ProjectionClaim | None:
-        self._memory._require_writable()
+        self._store.require_writable()
         job = self.claimable_job()
         if job is None:
             return None
         events = [event for event in (self._section("events").get(eid) for eid in job.source_event_ids) if event]
         if not events:
             raise JobStateError(f"Element projection {job.id} has no available source events")
-        tx = Mutation(self._memory._state)
+        tx = self._store.mutation()
         claimed = tx.edit("elementProjectionJobs", job.id)
         claimed.status, claimed.attempts, claimed.last_error = "running", claimed.attempts + 1, None
         claimed.updated_at = self._stamp()
         self._commit(tx)
-        return ProjectionClaim(job.id, copy.deepcopy(events), lambda: copy.deepcopy(self._memory.list_elements()),
-                               lambda: [(element.name, element.type) for element in self._memory.list_elements()])
+        return ProjectionClaim(job.id, copy.deepcopy(events), lambda: copy.deepcopy(self._elements()),
+                               lambda: [(element.name, element.type) for element in self._elements()])
 
     def complete_element_projection(self, job_id: str, result: Any) -> list[Element]:
-        self._memory._require_writable()
+        self._store.require_writable()
         job = self._section("elementProjectionJobs").get(job_id)
         if job is None:
             raise UnknownIdError(f"Unknown element projection: {job_id}")
@@ -201,9 +204,9 @@ class Derivation:
             raise JobStateError(f"Element projection {job_id} is {job.status}, not running")
         outcome = coerce_projection(result)
         now = self._stamp()
-        tx = Mutation(self._memory._state)
+        tx = self._store.mutation()
         claimed = tx.edit("elementProjectionJobs", job_id)
-        touched = apply_element_changes(tx, claimed, outcome.changes, now=now, new_id=self._memory._new_element_id)
+        touched = apply_element_changes(tx, claimed, outcome.changes, now=now, new_id=self._store.new_element_id)
         reason = utf16_cut(collapse_whitespace(outcome.reason), 500)
         if not touched and claimed.source_event_ids:
             count = len(claimed.source_event_ids)
@@ -211,16 +214,16 @@ class Derivation:
         claimed.status, claimed.element_ids = "completed", touched
         claimed.reason, claimed.last_error, claimed.updated_at = utf16_cut(reason, 500) or None, None, now
         self._commit(tx)
-        return [self._memory.get_element(element_id) for element_id in touched]
+        return [self._section("elements")[element_id] for element_id in touched]
 
     def fail_element_projection(self, job_id: str, error: Any) -> None:
-        self._memory._require_writable()
+        self._store.require_writable()
         job = self._section("elementProjectionJobs").get(job_id)
         if job is None:
             raise UnknownIdError(f"Unknown element projection: {job_id}")
         if job.status == "completed":
             return
-        tx = Mutation(self._memory._state)
+        tx = self._store.mutation()
         failed = tx.edit("elementProjectionJobs", job_id)
         failed.status = "failed"
         failed.last_error = error_message(error) if isinstance(error, BaseException) else str(error)
@@ -228,7 +231,7 @@ class Derivation:
         self._commit(tx)
 
     def project_step(self) -> list[Element]:
-        if self._memory._projector is None or self.claimable_job() is None:
+        if self._hooks.projector is None or self.claimable_job() is None:
             return []
         claim = self.claim_next_element_projection()
         if claim is None:
@@ -236,7 +239,7 @@ class Derivation:
         self._running_jobs.add(claim.job_id)
         try:
             try:
-                result = call_model(self._memory._projector, claim)
+                result = call_model(self._hooks.projector, claim)
             except Exception as error:
                 self.fail_element_projection(claim.job_id, error)
                 raise
@@ -247,7 +250,7 @@ class Derivation:
     # recovery -----------------------------------------------------------------------------------------------
     def _is_stale(self, updated_at: str, lease: timedelta) -> bool:
         try:
-            age_ms = epoch_ms(self._memory._now()) - epoch_ms(updated_at)
+            age_ms = epoch_ms(self._store.now()) - epoch_ms(updated_at)
         except InvalidInputError:
             return True
         return age_ms >= lease / timedelta(milliseconds=1)
@@ -258,13 +261,13 @@ class Derivation:
         The reference failed every running job whenever a namespace was opened, which sabotaged a worker still
         running in another process (§11.9). Here a job counts as interrupted only once its lease has expired,
         and jobs this instance is running are never touched. Returns how many jobs were recovered."""
-        self._memory._require_writable()
-        tx = Mutation(self._memory._state)
-        for job in self._memory.list_extraction_jobs():
+        self._store.require_writable()
+        tx = self._store.mutation()
+        for job in self._section("extractionJobs").values():
             if job.status == "running" and job.block_id not in self._running_jobs and self._is_stale(job.updated_at, lease):
                 edited = tx.edit("extractionJobs", job.block_id)
                 edited.status, edited.last_error, edited.updated_at = "failed", EXTRACTION_INTERRUPTED, self._stamp()
-        for job in self._memory.list_element_projection_jobs():
+        for job in self._section("elementProjectionJobs").values():
             if job.status == "running" and job.id not in self._running_jobs and self._is_stale(job.updated_at, lease):
                 edited = tx.edit("elementProjectionJobs", job.id)
                 edited.status, edited.last_error, edited.updated_at = "failed", PROJECTION_INTERRUPTED, self._stamp()
@@ -273,14 +276,16 @@ class Derivation:
             self._commit(tx)
         return count
 
-    def resume_pending_work(self, *, retry_skipped: bool = False, job_lease: timedelta = JOB_LEASE) -> WorkResult:
-        """Seal every full tail, run every eligible extraction and projection (after recovering jobs whose
-        lease expired). Errors abort the resume and propagate."""
-        self._memory._require_writable()
+    def resume_pending_work(self, seal_next: Callable[[], Block | None], *, retry_skipped: bool = False,
+                            job_lease: timedelta = JOB_LEASE) -> WorkResult:
+        """Seal every full tail (`seal_next` seals one, None when no tail is full), run every eligible
+        extraction and projection (after recovering jobs whose lease expired). Errors abort the resume and
+        propagate."""
+        self._store.require_writable()
         self.recover_interrupted_jobs(job_lease)
         work = WorkResult()
-        while (sealable := self._memory._next_sealable_thread()) is not None:
-            work.sealed_blocks.append(self._memory._seal(sealable[0]))
+        while (sealed := seal_next()) is not None:
+            work.sealed_blocks.append(sealed)
             work.extracted_events += self.extract_step()
             work.projected_elements += self.project_step()
         while self.eligible_extraction((None, "failed")) is not None:
@@ -288,11 +293,11 @@ class Derivation:
             work.projected_elements += self.project_step()
         if retry_skipped:
             jobs = self._section("extractionJobs")
-            for block in self._memory.list_blocks():
+            for block in list(self._section("blocks").values()):
                 job = jobs.get(block.id)
                 if job and job.status == "skipped" and block.should_extract and self._neighbours(block)[1] is not None:
                     work.extracted_events += self.extract_step(include_skipped=True, block_id=block.id)
-        while self._memory._projector is not None and self.claimable_job() is not None:
+        while self._hooks.projector is not None and self.claimable_job() is not None:
             work.projected_elements += self.project_step()
         return work
 

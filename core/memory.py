@@ -41,8 +41,6 @@ from stratagate.derivation import JOB_LEASE, Derivation, ProjectionClaim, WorkRe
 from stratagate.elements import element_view_at
 from stratagate.errors import (
     InvalidInputError,
-    ReadOnlyError,
-    StorageConflictError,
     StrataGateError,
     UnknownIdError,
 )
@@ -60,10 +58,12 @@ from stratagate.model import (
     UsageReceipt,
 )
 from stratagate.raw_search import MemoryTurnSearch, RankedRawHit
+from stratagate.retrieval import ElementHit, EventHit, RawHit, Retrieval, SearchHits
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
 from stratagate.storage.memory_backend import MemoryBackend
+from stratagate.store import ModelHooks, NamespaceStore
 from stratagate.timeutil import to_utc8_iso
 from stratagate.validation import (
     MAX_MESSAGE_LENGTH,
@@ -139,27 +139,6 @@ class BlockLift:
     entry: BlockContextEntry
 
 
-class _BlockOrder:
-    """Block ids per thread in sealing order, each block's index in its thread, and the highest sequence.
-
-    Kept up to date as blocks are sealed (blocks are never deleted and never change thread)."""
-
-    def __init__(self, blocks: Iterable[Block]):
-        self.threads: dict[str | None, list[str]] = {}
-        self.index: dict[str, int] = {}
-        self.max_sequence = 0
-        for block in sorted(blocks, key=lambda b: b.sequence):
-            self.add(block)
-
-    def add(self, block: Block) -> None:
-        if block.id in self.index:
-            return
-        thread = self.threads.setdefault(block.thread_id, [])
-        self.index[block.id] = len(thread)
-        thread.append(block.id)
-        self.max_sequence = max(self.max_sequence, block.sequence)
-
-
 def _default_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4()}"
 
@@ -223,22 +202,16 @@ class StrataGate:
         self = cls(_CONSTRUCT)
         self._backend = backend
         self._ephemeral = ephemeral
-        self._summarizer = summarizer
-        self._extractor = extractor
-        self._projector = projector
-        self._now = now or (lambda: datetime.now(UTC))
-        self._new_id = id_factory or _default_id
-        self._new_element_id = element_id_factory or _default_id
-        self._block_order_cache: _BlockOrder | None = None
-        self._derivation = Derivation(self)
-        self._retrieval: Any = None
+        self._hooks = ModelHooks(summarizer, extractor, projector)
+        clock = now or (lambda: datetime.now(UTC))
+        self._retrieval: Retrieval | None = None
         self._turn_search = MemoryTurnSearch(self)
 
         space = backend.load_space(namespace)
         if space is None:
             if backend.read_only:
                 raise StrataGateError(f"{backend.location}: namespace {namespace!r} does not exist")
-            stamp = self._stamp()
+            stamp = to_utc8_iso(clock())
             backend.create_space(namespace, {
                 "schemaVersion": SCHEMA_VERSION, "currentTurn": 0,
                 "blockTurnSize": turn_size or DEFAULT_BLOCK_TURN_SIZE,
@@ -248,6 +221,9 @@ class StrataGate:
             space = backend.load_space(namespace)
             assert space is not None
         self._state = MemoryState(backend, namespace, space)
+        self._store = NamespaceStore(backend, self._state, now=clock, new_id=id_factory or _default_id,
+                                     new_element_id=element_id_factory or _default_id)
+        self._derivation = Derivation(self._store, self._hooks)
         self._state.listeners.append(self._on_applied)
         reconfigure = {}
         if turn_size is not None and turn_size != self._state.block_turn_size:
@@ -256,7 +232,7 @@ class StrataGate:
             reconfigure["blockDecayLambda"] = lam
         if reconfigure:
             self._require_writable()
-            tx = Mutation(self._state)
+            tx = self._store.mutation()
             for key, value in reconfigure.items():
                 tx.set_space(key, value)
             self._commit(tx)
@@ -296,11 +272,9 @@ class StrataGate:
         return bool(self._backend.read_only)
 
     @property
-    def retrieval(self) -> Any:
+    def retrieval(self) -> Retrieval:
         """The search orchestration (indexes built lazily on first search)."""
         if self._retrieval is None:
-            from stratagate.retrieval import Retrieval
-
             self._retrieval = Retrieval(self)
         return self._retrieval
 
@@ -319,46 +293,22 @@ class StrataGate:
 
     # internals ----------------------------------------------------------------------------------------------
     def _stamp(self) -> str:
-        return to_utc8_iso(self._now())
+        return self._store.stamp()
 
     def _require_writable(self) -> None:
-        if self.read_only:
-            raise ReadOnlyError(f"{self._backend.location} ({self.namespace}) is open read-only")
+        self._store.require_writable()
 
     def _commit(self, tx: Mutation) -> None:
-        self._require_writable()
-        try:
-            revision = self._backend.commit(self.namespace, tx.to_change_set(), self._state.revision)
-        except StorageConflictError:
-            # Another writer got there first: nothing of this mutation was applied; catch up with what is
-            # stored, so a retry works on current state (and lazily loaded sections never mix revisions).
-            self._state.reload()
-            raise
-        self._state.apply(tx, revision)
+        self._store.commit(tx)
 
     def _on_applied(self, section: str, keys: list[str]) -> None:
-        if section == "*":
-            self._block_order_cache = None
-        elif section == "blocks" and self._block_order_cache is not None:
-            blocks = self._section("blocks")
-            for key in keys:
-                self._block_order_cache.add(blocks[key])
         self._derivation.pending.on_applied(section, keys)
         if self._retrieval is not None:
             self._retrieval.on_applied(section, keys)
         self._turn_search.on_applied(section, keys)
 
     def _section(self, name: str) -> dict[str, Any]:
-        return self._state.section(name)
-
-    def _block_order(self) -> _BlockOrder:
-        if self._block_order_cache is None:
-            self._block_order_cache = _BlockOrder(self._section("blocks").values())
-        return self._block_order_cache
-
-    def _thread_blocks(self) -> dict[str | None, list[str]]:
-        """Block ids per thread (None = unthreaded bucket), in sealing order."""
-        return self._block_order().threads
+        return self._store.section(name)
 
     # reads --------------------------------------------------------------------------------------------------
     def list_blocks(self, thread_id: str | None = None) -> list[Block]:
@@ -461,7 +411,7 @@ class StrataGate:
     # blocks -------------------------------------------------------------------------------------------------
     def _block_position(self, block: Block) -> tuple[int, int]:
         """(position, latest position) of a block in its thread."""
-        order = self._block_order()
+        order = self._store.block_order()
         return order.index[block.id] + 1, len(order.threads[block.thread_id])
 
     def block_level(self, block: Block) -> int:
@@ -521,7 +471,7 @@ class StrataGate:
         if pointer.last_lifted_by is not None:
             require_choice(pointer.last_lifted_by, "pointer.last_lifted_by", ("user", "agent"))
         before = BlockPointer.of(block)
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         lifted = tx.edit("blocks", block_id)
         lifted.pointer_current_level, lifted.pointer_anchor_level = pointer.current_level, pointer.anchor_level
         lifted.pointer_anchor_block_position = position
@@ -537,7 +487,7 @@ class StrataGate:
             raise InvalidInputError("block_decay_lambda must be a non-negative finite number")
         if lam == self.block_decay_lambda:
             return
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         tx.set_space("blockDecayLambda", lam)
         self._commit(tx)
 
@@ -563,13 +513,13 @@ class StrataGate:
         thread_id = optional_id(thread_id, "thread_id")
         user_calls = _tool_traces(user_tool_calls, "user_tool_calls")
         assistant_calls = _tool_traces(assistant_tool_calls, "assistant_tool_calls")
-        stamp = to_utc8_iso(self._now() if created_at is None else created_at)
+        stamp = to_utc8_iso(self._store.now() if created_at is None else created_at)
         if receipt_id is not None and receipt_id in self._section("ingestionReceipts"):
             return TurnResult(duplicate=True)
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         tx.current_turn = self._state.current_turn + 1
-        tx.put("openTail", Message(self._new_id("msg"), "user", user, stamp, thread_id, user_calls))
-        tx.put("openTail", Message(self._new_id("msg"), "assistant", assistant, stamp, thread_id, assistant_calls))
+        tx.put("openTail", Message(self._store.new_id("msg"), "user", user, stamp, thread_id, user_calls))
+        tx.put("openTail", Message(self._store.new_id("msg"), "assistant", assistant, stamp, thread_id, assistant_calls))
         if receipt_id is not None:
             tx.put("ingestionReceipts", IngestionReceipt(receipt_id, stamp))
         self._commit(tx)
@@ -602,17 +552,18 @@ class StrataGate:
             raise StrataGateError("Open tail does not contain enough turns to seal a block")
         raw_ids = [message.id for message in raw]
         messages = copy.deepcopy(raw)
-        summary = default_summary(messages) if self._summarizer is None else coerce_summary(
-            call_model(self._summarizer, copy.deepcopy(messages)))
-        thread = self._thread_blocks().get(thread_id, [])
+        summary = default_summary(messages) if self._hooks.summarizer is None else coerce_summary(
+            call_model(self._hooks.summarizer, copy.deepcopy(messages)))
+        order = self._store.block_order()
+        thread = order.threads.get(thread_id, [])
         blocks = self._section("blocks")
         start = blocks[thread[-1]].end_turn + 1 if thread else 1
-        sequence = self._block_order().max_sequence + 1
+        sequence = order.max_sequence + 1
         current = self._pending_block_messages(thread_id)
         if current is None or [message.id for message in current] != raw_ids:
             raise StrataGateError("Open tail changed while the block summary was being prepared")
         block = Block(
-            id=self._new_id("blk"), thread_id=thread_id, sequence=sequence, start_turn=start,
+            id=self._store.new_id("blk"), thread_id=thread_id, sequence=sequence, start_turn=start,
             end_turn=start + self.block_turn_size - 1, created_at=messages[-1].created_at,
             should_extract=summary.should_extract, l0_title=summary.title, l0_tags=summary.tags,
             l1_summary=summary.summary, l2_keypoints=summary.keypoints,
@@ -620,20 +571,21 @@ class StrataGate:
             l5_raw=messages, pointer_current_level=5, pointer_anchor_level=5,
             pointer_anchor_block_position=len(thread) + 1,
         )
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         tx.put("blocks", block)
         for message_id in raw_ids:
             tx.delete("openTail", message_id)
         self._commit(tx)
         return self.get_block(block.id)
 
-    def _next_sealable_thread(self) -> tuple[str | None] | None:
+    def _seal_next(self) -> Block | None:
+        """Seal the first thread whose open tail holds a full block (None when none does)."""
         counts: dict[str | None, int] = {}
         for message in self._section("openTail").values():
             if message.role == "user":
                 counts[message.thread_id] = counts.get(message.thread_id, 0) + 1
                 if counts[message.thread_id] >= self.block_turn_size:
-                    return (message.thread_id,)
+                    return self._seal(message.thread_id)
         return None
 
     # derived work (extraction and projection jobs) ---------------------------------------------------------
@@ -653,7 +605,7 @@ class StrataGate:
     def resume_pending_work(self, *, retry_skipped: bool = False, job_lease: timedelta = JOB_LEASE) -> WorkResult:
         """Seal every full tail, run every eligible extraction and projection (after recovering jobs whose
         lease expired). Errors abort the resume and propagate."""
-        return self._derivation.resume_pending_work(retry_skipped=retry_skipped, job_lease=job_lease)
+        return self._derivation.resume_pending_work(self._seal_next, retry_skipped=retry_skipped, job_lease=job_lease)
 
     # events -------------------------------------------------------------------------------------------------
     def _journal(self, tx: Mutation, entry: Mapping[str, Any] | None) -> None:
@@ -696,8 +648,8 @@ class StrataGate:
                 data.temporal = event_ops.coerce_temporal({"mentionedAt": self._stamp()})
             data.temporal.supersedes_event_ids = unique_in_order([*(data.temporal.supersedes_event_ids or []), *extra])
         now = self._stamp()
-        tx = Mutation(self._state)
-        event = event_ops.add_event(tx, data, event_id=data.id or self._new_id("evt"),
+        tx = self._store.mutation()
+        event = event_ops.add_event(tx, data, event_id=data.id or self._store.new_id("evt"),
                                     source_block_id=data.source_block_id or "", now=now, strict_supersedes=bool(extra))
         self._derivation.queue_projection(tx, [event.id], now)
         self._journal(tx, journal_entry)
@@ -732,7 +684,7 @@ class StrataGate:
                 if change.replacement_id == change.event_id:
                     raise InvalidInputError(f"An event cannot supersede itself: {change.event_id}")
         now = self._stamp()
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         for change in changes:
             _apply_curation(tx, change, now)
         for original in restore_stamps_from:
@@ -821,7 +773,7 @@ class StrataGate:
         for element_id in elements:
             self.get_element(element_id)
         now = self._stamp()
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         turn = self.current_turn
         for event_id in events:
             if self._section("events")[event_id].status in ("forgotten", "archived"):
@@ -847,7 +799,7 @@ class StrataGate:
             require_id(response.get("id"), "response.id"), require_choice(response.get("kind"), "response.kind",
                                                                           ("summarizer", "extractor", "projector")),
             require_str(response.get("response"), "response.response"),
-            to_utc8_iso(response.get("createdAt") or response.get("created_at") or self._now()))
+            to_utc8_iso(response.get("createdAt") or response.get("created_at") or self._store.now()))
             for response in responses]
         if not items:
             return
@@ -855,7 +807,7 @@ class StrataGate:
         fresh = [item for item in items if item.id not in known]
         if not fresh:
             return
-        tx = Mutation(self._state)
+        tx = self._store.mutation()
         for item in fresh:
             tx.put("successfulModelResponses", item)
         kept = [*known, *(item.id for item in fresh)]
@@ -865,14 +817,34 @@ class StrataGate:
         self._commit(tx)
 
     # retrieval ----------------------------------------------------------------------------------------------
-    def search_events(self, query: str, **options: Any) -> Any:
-        """Hybrid BM25 + structured + RRF search over active and superseded events (see `Retrieval`)."""
-        return self.retrieval.search_events(query, **options)
+    def search_events(self, query: str, *, record: bool = False, **options: Any) -> SearchHits[EventHit]:
+        """Hybrid BM25 + structured + RRF search over active and superseded events (see `Retrieval`).
+        `record=True` stamps the hits' `lastRetrievedAt` (one commit) and returns them as stored."""
+        hits = self.retrieval.search_events(query, **options)
+        if record and hits:
+            self._record_retrieval("events", [hit.event.id for hit in hits])
+            hits[:] = [EventHit(self.get_event(hit.event.id), hit.score, hit.explanation) for hit in hits]
+        return hits
 
-    def search_elements(self, query: str, **options: Any) -> Any:
-        return self.retrieval.search_elements(query, **options)
+    def search_elements(self, query: str, *, record: bool = False, **options: Any) -> SearchHits[ElementHit]:
+        """Search over element facts (see `Retrieval`); `record` as for `search_events`, per element."""
+        hits = self.retrieval.search_elements(query, **options)
+        if record and hits:
+            self._record_retrieval("elements", list(dict.fromkeys(hit.element.id for hit in hits)))
+            fresh = {hit.element.id: self.get_element(hit.element.id) for hit in hits}
+            hits[:] = [ElementHit(fresh[hit.element.id], fresh[hit.element.id].fact(hit.fact.id) or hit.fact,
+                                  hit.score, hit.explanation) for hit in hits]
+        return hits
 
-    def search_raw_memory(self, query: str, limit: int = 6) -> Any:
+    def _record_retrieval(self, section: str, keys: list[str]) -> None:
+        self._require_writable()
+        tx = self._store.mutation()
+        now = self._stamp()
+        for key in keys:
+            tx.edit(section, key).weight.last_retrieved_at = now
+        self._commit(tx)
+
+    def search_raw_memory(self, query: str, limit: int = 6) -> list[RawHit]:
         return self.retrieval.search_raw_memory(query, limit)
 
     def search_turns(self, query: str, limit: int = 10, explain: bool = False) -> list[RankedRawHit]:

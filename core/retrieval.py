@@ -2,8 +2,9 @@
 limits, and explanations (spec §6.4–§6.6). BM25 comes from `stratagate.search` (one inverted index for events,
 one for element facts, built on first search and kept current on every write).
 
-Searches never write unless `record=True` is passed (then hits get `lastRetrievedAt`, as the reference does on
-every search). With `explain=True` each hit carries an explanation (its rank in every ranking, its BM25 term
+Searches only read: `Retrieval` sees a memory through `SearchSource`, its public read methods, the way
+`raw_search.MemoryTurnSearch` sees it through `TurnSource`. Recording a retrieval (`record=True`: hits get
+`lastRetrievedAt`, as the reference does on every search) is a write, done by the `StrataGate` facade. With `explain=True` each hit carries an explanation (its rank in every ranking, its BM25 term
 contributions per field) and the result list carries the candidates that were left out, and why.
 """
 
@@ -12,21 +13,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
-from stratagate.model import Element, ElementFact, Event, Message
+from stratagate.model import Block, Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
-from stratagate.state import Mutation
-
-if TYPE_CHECKING:
-    from stratagate.memory import StrataGate
-
 
 
 @dataclass
@@ -55,12 +51,6 @@ class SearchExplanation:
     (tokenless query, no ranking matched: every candidate by the structured order)."""
     rankings: dict[str, list[str]]
     excluded: list[ExcludedCandidate] = field(default_factory=list)
-
-
-class SearchHits(list):
-    """A list of hits; with `explain=True`, `.explanation` describes the rankings and exclusions."""
-
-    explanation: SearchExplanation | None = None
 
 
 @dataclass
@@ -98,12 +88,40 @@ class ElementHit:
         return self.element.type
 
 
+Hit = TypeVar("Hit", "EventHit", "ElementHit")
+
+
+class SearchHits(list[Hit], Generic[Hit]):
+    """A list of hits; with `explain=True`, `.explanation` describes the rankings and exclusions."""
+
+    explanation: SearchExplanation | None = None
+
+
 @dataclass
 class RawHit:
     block_id: str
     turn_range: tuple[int, int]
     message: Message
     nearby: list[Message]
+
+
+class SearchSource(Protocol):
+    """What `Retrieval` reads of a memory (the `StrataGate` facade has it)."""
+
+    @property
+    def current_turn(self) -> int: ...
+
+    def list_events(self) -> list[Event]: ...
+
+    def list_elements(self) -> list[Element]: ...
+
+    def list_blocks(self) -> list[Block]: ...
+
+    def get_events(self, ids: Sequence[str]) -> list[Event]: ...
+
+    def get_element(self, element_id: str) -> Element: ...
+
+    def get_elements(self, ids: Sequence[str]) -> list[Element]: ...
 
 
 def _limit(value: Any, default: int, maximum: int) -> int:
@@ -154,9 +172,10 @@ def _bm25_explainer(index: InvertedIndex, query: str, has_tokens: bool) -> Calla
 
 
 class Retrieval:
-    """Searches over one memory. Built lazily by `StrataGate.retrieval`."""
+    """Searches over one memory. Built lazily by `StrataGate.retrieval`, which calls `on_applied` after each
+    commit."""
 
-    def __init__(self, memory: StrataGate):
+    def __init__(self, memory: SearchSource):
         self._memory = memory
         self._events: InvertedIndex | None = None
         self._event_filters: EventSearchCache | None = None
@@ -213,7 +232,7 @@ class Retrieval:
             self._events = self._facts = self._event_filters = None
             self._raw_tokens.clear()
         elif section == "events" and (self._events is not None or self._event_filters is not None):
-            events = self._memory._section("events")
+            events = {event.id: event for event in self._memory.get_events(keys)}
             for key in keys:
                 event = events.get(key)
                 if self._event_filters is not None:
@@ -225,10 +244,8 @@ class Retrieval:
                 elif key in self._events:
                     self._events.remove(key)
         elif section == "elements" and self._facts is not None:
-            elements = self._memory._section("elements")
-            for key in keys:
-                if key in elements:
-                    self._index_element(self._facts, elements[key])
+            for element in self._memory.get_elements(keys):
+                self._index_element(self._facts, element)
 
     # shared ranking logic -----------------------------------------------------------------------------------
     @staticmethod
@@ -279,9 +296,8 @@ class Retrieval:
         event_type: str | None = None,
         happened_from: str | None = None,
         happened_to: str | None = None,
-        record: bool = False,
         explain: bool = False,
-    ) -> SearchHits:
+    ) -> SearchHits[EventHit]:
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         size = _limit(limit, 6, 20)
@@ -293,29 +309,23 @@ class Retrieval:
         type_wanted = normalize_search_text(event_type or "")
         happened_from = _optional_text(happened_from, "happened_from")
         happened_to = _optional_text(happened_to, "happened_to")
-        memory = self._memory
         tokens = search_tokens(query)
         if tokens and not (wanted or type_wanted or happened_from or happened_to) and not explain:
-            hits = self._text_only_events(query, size)
-        else:
-            hits = self._search_events(query, tokens, size, temporal_intent, wanted, type_wanted, happened_from,
-                                       happened_to, explain)
-        if record and hits:
-            self._record_retrieval("events", [hit.event.id for hit in hits])
-            hits[:] = [EventHit(memory.get_event(hit.event.id), hit.score, hit.explanation) for hit in hits]
-        return hits
+            return self._text_only_events(query, size)
+        return self._search_events(query, tokens, size, temporal_intent, wanted, type_wanted, happened_from,
+                                   happened_to, explain)
 
-    def _text_only_events(self, query: str, size: int) -> SearchHits:
+    def _text_only_events(self, query: str, size: int) -> SearchHits[EventHit]:
         """A query with tokens and no filter fuses a single ranking (BM25): only its top `size` are needed, so
         the cost is the query's postings, not a pass over every event."""
-        events = self._memory._section("events")
         ranked = self._event_index().rank(query, limit=size)
         kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
-        return SearchHits(EventHit(events[item], score) for item, score, _explanation in kept)
+        events = self._memory.get_events([item for item, _score, _explanation in kept])
+        return SearchHits(EventHit(event, score) for event, (_item, score, _explanation) in zip(events, kept, strict=True))
 
     def _search_events(self, query: str, tokens: list[str], size: int, temporal_intent: Any, wanted: list[str],
                        type_wanted: str, happened_from: str | None, happened_to: str | None,
-                       explain: bool) -> SearchHits:
+                       explain: bool) -> SearchHits[EventHit]:
         cache = self._event_cache()
         ids = cache.candidate_ids()
         turn = self._memory.current_turn
@@ -376,9 +386,8 @@ class Retrieval:
         limit: int | None = None,
         name: str | None = None,
         type: str | None = None,
-        record: bool = False,
         explain: bool = False,
-    ) -> SearchHits:
+    ) -> SearchHits[ElementHit]:
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {query.__class__.__name__}")
         size = _limit(limit, 8, 12)
@@ -386,30 +395,22 @@ class Retrieval:
         element_type = _optional_text(type, "type")
         tokens = search_tokens(query)
         if tokens and not (name and normalize_search_text(name)) and not element_type and not explain:
-            hits = self._text_only_facts(query, size)
-        else:
-            hits = self._search_elements(query, tokens, size, name, element_type, explain)
-        if record and hits:
-            self._record_retrieval("elements", list(dict.fromkeys(hit.element.id for hit in hits)))
-            fresh = self._memory._section("elements")
-            hits[:] = [ElementHit(fresh[hit.element.id], fresh[hit.element.id].fact(hit.fact.id) or hit.fact, hit.score,
-                                  hit.explanation) for hit in hits]
-        return hits
+            return self._text_only_facts(query, size)
+        return self._search_elements(query, tokens, size, name, element_type, explain)
 
-    def _text_only_facts(self, query: str, size: int) -> SearchHits:
+    def _text_only_facts(self, query: str, size: int) -> SearchHits[ElementHit]:
         """Like `_text_only_events`: a single BM25 ranking, only its top `size` hits are built."""
         index = self._fact_index()
-        elements = self._memory._section("elements")
         ranked = index.rank(query, limit=size)
         kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
-        hits = SearchHits()
+        hits: SearchHits[ElementHit] = SearchHits()
         for fact_id, score, _explanation in kept:
-            element = elements[self._fact_elements[fact_id]]
+            element = self._memory.get_element(self._fact_elements[fact_id])
             hits.append(ElementHit(element, element.fact(fact_id), score))  # type: ignore[arg-type]
         return hits
 
     def _search_elements(self, query: str, tokens: list[str], size: int, name: str | None, element_type: str | None,
-                         explain: bool) -> SearchHits:
+                         explain: bool) -> SearchHits[ElementHit]:
         elements = self._memory.list_elements()
         pairs: dict[str, tuple[Element, ElementFact]] = {
             fact.id: (element, fact) for element in elements for fact in element.facts}
@@ -439,16 +440,6 @@ class Retrieval:
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
                                              excluded_status=[], matches_query=lambda _item: False)
         return hits
-
-    def _record_retrieval(self, section: str, keys: list[str]) -> None:
-        memory = self._memory
-        memory._require_writable()
-        tx = Mutation(memory._state)
-        now = memory._stamp()
-        for key in keys:
-            item = tx.edit(section, key)
-            item.weight.last_retrieved_at = now
-        memory._commit(tx)
 
     # raw memory ---------------------------------------------------------------------------------------------
     def search_raw_memory(self, query: str, limit: int = 6) -> list[RawHit]:
