@@ -100,6 +100,38 @@ def _validate(file: Path, key: str, value: object) -> object:
     return list(value)
 
 
+# Files Strata keeps directly in the base dir: no tier may be named like one of them.
+RESERVED_NAMES = (
+    CONFIG_FILE,
+    "stratum_2_access.json",
+    "strata.lock",
+    "strata.log",
+    "strata.pid",
+    "strata_cost.log",
+    "strata_evict.journal",
+    "strata_rehydrate.journal",
+    "pi-config.json",
+)
+
+
+def check_tiers_apart(file: Path, config: StrataConfig) -> None:
+    """Each tier (and the shadow database) needs its own name: two tiers in one folder would move files
+    onto themselves and evict the archive into itself. Compared case-insensitively (macOS, Windows)."""
+    reserved = "a file Strata keeps in the data directory"
+    seen: dict[str, str] = {name.casefold(): reserved for name in RESERVED_NAMES}
+    defaults = StrataConfig()
+    for key in _DIR_NAME_FIELDS:
+        name = getattr(config, key)
+        other = seen.get(name.casefold())
+        if other is not None:
+            # Blame the setting the user changed, not the default it collides with.
+            blamed, by = (
+                (other, key) if other != reserved and name == getattr(defaults, key) else (key, other)
+            )
+            raise StrataConfigError(file, blamed, f"{name!r} is already used by {by}; tiers must not overlap")
+        seen[name.casefold()] = key
+
+
 def load_config(base_dir: Path) -> StrataConfig:
     """Defaults overlaid with `<base>/strata.json` (missing file → defaults; unknown keys are kept on save)."""
     file = base_dir / CONFIG_FILE
@@ -116,6 +148,7 @@ def load_config(base_dir: Path) -> StrataConfig:
     for key, value in data.items():
         if key in known:
             setattr(config, key, _validate(file, key, value))
+    check_tiers_apart(file, config)
     return config
 
 

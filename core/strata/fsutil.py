@@ -8,12 +8,29 @@ import errno
 import fcntl
 import os
 import shutil
-import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 from stratagate.strata.errors import DestinationExistsError, StoreBusyError
+
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+
+
+def sibling_name(name: str, suffix: str, prefix: str = "") -> str:
+    """`prefix + name + suffix`, with `name` cut (at a UTF-8 character boundary) so the result fits NAME_MAX.
+
+    A file whose name already uses most of the limit must still get temp and backup names beside it.
+    """
+    room = NAME_MAX - len(prefix.encode()) - len(suffix.encode())
+    cut = name.encode("utf-8", "surrogateescape")[:room].decode("utf-8", "ignore")
+    return f"{prefix}{cut}{suffix}"
+
+
+def temp_path(target: Path) -> Path:
+    """A fresh temp name beside `target` (`.<name>.<random>.tmp`, which walks skip), always short enough."""
+    return target.with_name(sibling_name(target.name, f".{uuid.uuid4().hex[:16]}.tmp", prefix="."))
 
 
 def atomic_write_bytes(target: Path, data: bytes) -> None:
@@ -23,7 +40,8 @@ def atomic_write_bytes(target: Path, data: bytes) -> None:
     `.tmp` file, never a truncated target.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temp_name = temp_path(target)
+    descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as temp:
             temp.write(data)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
+from stratagate.strata import rehydrate_journal
 from stratagate.strata.archive import PREVIEW_CHARS, Blob, blob_bytes, infer_tags, read_blob, utc_now_iso
 from stratagate.strata.errors import (
     DestinationExistsError,
@@ -32,8 +33,9 @@ from stratagate.strata.errors import (
     StrataFileNotFoundError,
 )
 from stratagate.strata.evict_journal import StagedBlob, archive_batch
-from stratagate.strata.fsutil import move_without_overwrite
+from stratagate.strata.fsutil import move_without_overwrite, temp_path
 from stratagate.strata.paths import canonical_relative_path
+from stratagate.strata.rehydrate_journal import holds_exactly
 from stratagate.strata.shadow import ShadowEntry
 from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
 
@@ -257,8 +259,9 @@ def _stage_blob(
         entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
     )
     blob_data = blob_bytes(blob)
+    version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
     return StagedBlob(
-        entry_id, planned.path, source, stat.st_size, blob_file, blob_data, entry, stat.st_nlink == 1
+        entry_id, planned.path, source, version, blob_file, blob_data, entry, stat.st_nlink == 1
     )
 
 
@@ -272,12 +275,17 @@ def _read_all(descriptor: int, size_hint: int) -> bytes:
 def _archive(
     store, batch: list[StagedBlob], shadow, sidecar, plan, progress: Progress | None
 ) -> list[FileResult]:
-    archive_batch(batch, store.evict_journal_file, shadow)
+    skipped = archive_batch(batch, store.evict_journal_file, shadow)
     planned_by_path = {result.path: result for result in plan}
     results = []
     for staged in batch:
-        sidecar.forget(staged.path)
         planned = planned_by_path[staged.path]
+        if staged.path in skipped:
+            results.append(replace(planned, status="skipped", detail=skipped[staged.path]))
+            if progress:
+                progress(1)
+            continue
+        sidecar.forget(staged.path)
         results.append(
             FileResult(
                 staged.path,
@@ -391,7 +399,7 @@ def plan_rehydrate(store: StrataStore, keys: Iterable[str], target: Tier = Tier.
                     target=target,
                 )
                 if store.is_generated(target, relative) or (
-                    os.path.lexists(destination) and not _holds_exactly(destination, blob.content)
+                    os.path.lexists(destination) and not holds_exactly(destination, blob.content)
                 ):
                     found = replace(found, status="conflict", detail=f"{destination} already exists")
                 plan.append(found)
@@ -404,11 +412,18 @@ def apply_rehydrate(
     store: StrataStore, plan: list[FileResult], progress: Progress | None = None
 ) -> list[FileResult]:
     results = [result for result in plan if not result.status.startswith("would_")]
+    pending = _pending(plan)
     with store.lock():
         sidecar = store.sidecar()
         shadow = store.shadow()
         try:
-            for planned in _pending(plan):
+            if pending:
+                # A kill between restoring a file and dropping its row is finished by the next lock holder.
+                rehydrate_journal.write_journal(
+                    store.rehydrate_journal_file,
+                    [(planned.shadow_id, store.tier_root(planned.target)) for planned in pending],
+                )
+            for planned in pending:
                 try:
                     results.append(_rehydrate_one(store, planned, shadow, sidecar))
                 except DestinationExistsError as error:
@@ -420,6 +435,7 @@ def apply_rehydrate(
         finally:
             shadow.close()
         sidecar.save()
+        store.rehydrate_journal_file.unlink(missing_ok=True)
         if any(result.status == "rehydrated" and result.target is Tier.ACTIVE for result in results):
             store.regenerate_index()
     return results
@@ -436,7 +452,7 @@ def _rehydrate_one(store, planned: FileResult, shadow, sidecar) -> FileResult:
         create_file_exclusively(destination, blob.content.encode("utf-8"))
     except DestinationExistsError:
         # A rehydration killed after writing the file but before dropping the shadow row is finished here.
-        if not _holds_exactly(destination, blob.content):
+        if not holds_exactly(destination, blob.content):
             raise
     if planned.target is Tier.COOLED:
         sidecar.start_tracking(planned.path, time.time())
@@ -454,20 +470,10 @@ def blob_file(store: StrataStore, entry: ShadowEntry) -> Path:
     return store.archive_root / Path(entry.archive_path.replace("\\", "/")).name
 
 
-def _holds_exactly(destination: Path, content: str) -> bool:
-    """Whether `destination` is a regular file (not a link) whose bytes are exactly `content` in UTF-8."""
-    try:
-        if not S_ISREG(os.lstat(destination).st_mode):
-            return False
-        return destination.read_bytes() == content.encode("utf-8")
-    except OSError:
-        return False
-
-
 def create_file_exclusively(destination: Path, data: bytes) -> None:
     """Write a temp file, fsync, then hard-link it into place: atomic, and fails if `destination` exists."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    temp = destination.parent / f".{destination.name}.{uuid.uuid4().hex}.tmp"
+    temp = temp_path(destination)
     try:
         with open(temp, "wb") as handle:
             handle.write(data)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from stratagate.strata.archive import PREVIEW_CHARS, read_blob
 from stratagate.strata.errors import CorruptSidecarError, StrataError, UnsafePathError
-from stratagate.strata.fsutil import atomic_write_bytes
+from stratagate.strata.fsutil import atomic_write_bytes, sibling_name
 from stratagate.strata.janitor import Progress
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.shadow import ShadowEntry, ShadowIndex
@@ -21,7 +21,7 @@ from stratagate.strata.store import StrataStore, walk_files
 
 def _backup_name(file: Path) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    return file.with_name(f"{file.name}.bak-{stamp}-{uuid.uuid4().hex[:6]}")
+    return file.with_name(sibling_name(file.name, f".bak-{stamp}-{uuid.uuid4().hex[:6]}"))
 
 
 @dataclass

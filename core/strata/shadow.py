@@ -257,11 +257,14 @@ class PendingRows:
         except BaseException as error:  # handed to the caller's thread by commit()
             self._error = error
 
-    def commit(self) -> None:
+    def commit(self, drop_ids: list[str] | None = None) -> None:
+        """Commit the inserted rows except `drop_ids` (files that turned out not to be archived)."""
         self._thread.join()
         try:
             if self._error is not None:
                 raise self._error
+            if drop_ids:
+                self._connection.execute(delete(shadow_index).where(shadow_index.c.id.in_(drop_ids)))
             self._transaction.commit()
         except DBAPIError as error:
             self._transaction.rollback()

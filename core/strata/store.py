@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
-from stratagate.strata.config import CONFIG_FILE, StrataConfig, load_config, save_config
+from stratagate.strata import rehydrate_journal
+from stratagate.strata.config import CONFIG_FILE, StrataConfig, check_tiers_apart, load_config, save_config
 from stratagate.strata.errors import (
     FileTooLargeError,
     NotTextError,
@@ -94,6 +95,7 @@ class StrataStore:
     def __init__(self, base_dir: Path, config: StrataConfig | None = None):
         self.base_dir = Path(base_dir).expanduser().absolute()
         self.config = config if config is not None else load_config(self.base_dir)
+        check_tiers_apart(self.config_file, self.config)
         self._lock_depth = 0
         self._sidecar_cache: tuple[tuple[int, int, int], dict[str, AccessRecord]] | None = None
 
@@ -168,6 +170,10 @@ class StrataStore:
     def evict_journal_file(self) -> Path:
         return self.base_dir / JOURNAL_FILE
 
+    @property
+    def rehydrate_journal_file(self) -> Path:
+        return self.base_dir / rehydrate_journal.JOURNAL_FILE
+
     @contextlib.contextmanager
     def lock(self, timeout: float = 30.0, recover: bool = True) -> Iterator[None]:
         """The store-wide write lock; re-entrant within one `StrataStore`.
@@ -187,6 +193,14 @@ class StrataStore:
             try:
                 if recover and self.evict_journal_file.exists():
                     self.finish_interrupted_eviction(rebuild_shadow=False)
+                if recover and self.rehydrate_journal_file.exists():
+                    shadow = self.shadow()
+                    try:
+                        rehydrate_journal.finish_interrupted_rehydration(
+                            self.rehydrate_journal_file, self.archive_root, shadow
+                        )
+                    finally:
+                        shadow.close()
                 yield
             finally:
                 self._lock_depth = 0

@@ -2,8 +2,9 @@
 
 A forked child cycles a fixed set of markdown files through the tiers (rehydrate archive -> active, migrate
 active -> cooled, evict cooled -> archive) until killed. The parent then takes the store lock (which
-finishes an interrupted eviction batch) and requires every file, with its exact bytes, in some tier: as a
-file of active/ or cooled/, or as an archive blob listed in the shadow index.
+finishes an interrupted eviction batch) and requires every file, with its exact bytes, in exactly one tier:
+as a file of active/ or cooled/, or as an archive blob listed in the shadow index. (A rehydration killed
+between restoring a file and dropping its shadow row is finished by that next lock holder.)
 """
 
 from __future__ import annotations
@@ -63,8 +64,6 @@ def test_killing_the_janitor_never_loses_a_file(tmp_path: Path) -> None:
         (store.active_root / relative).write_text(text, encoding="utf-8")
     context = multiprocessing.get_context("fork")
     rng = random.Random(1201)
-    duplicated: set[str] = set()
-    kills_that_duplicated = 0
     for kill in range(KILLS):
         ready = context.Event()
         child = context.Process(target=_cycle_tiers, args=(store.base_dir, ready), daemon=True)
@@ -80,15 +79,4 @@ def test_killing_the_janitor_never_loses_a_file(tmp_path: Path) -> None:
         copies = _stored_copies(store)
         assert set(copies) == set(FILES), f"after kill {kill}: lost {set(FILES) - set(copies)}"
         for relative, texts in copies.items():
-            assert set(texts) == {FILES[relative]}, f"after kill {kill}: {relative} damaged"
-        # A rehydration killed between writing the file and dropping its shadow row leaves two equal copies.
-        now_duplicated = {relative for relative, texts in copies.items() if len(texts) > 1}
-        kills_that_duplicated += bool(now_duplicated - duplicated)
-        duplicated = now_duplicated
-
-    # The next rehydration finishes an interrupted one: afterwards every file is in exactly one place.
-    janitor.apply_rehydrate(store, janitor.plan_rehydrate(store, sorted(FILES)))
-    copies = _stored_copies(store)
-    assert copies == {relative: [text] for relative, text in FILES.items()}
-    print(f"strata crash loop: {KILLS} kills, none lost or damaged, {kills_that_duplicated} left a second copy "
-          f"that the next rehydration removed")
+            assert texts == [FILES[relative]], f"after kill {kill}: {relative} damaged or duplicated: {texts}"
