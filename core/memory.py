@@ -844,7 +844,7 @@ class StrataGate:
             tx.edit(section, key).weight.last_retrieved_at = now
         self._commit(tx)
 
-    def search_raw_memory(self, query: str, limit: int = 6) -> list[RawHit]:
+    def search_raw_memory(self, query: str, limit: float | None = 6) -> list[RawHit]:
         return self.retrieval.search_raw_memory(query, limit)
 
     def search_turns(self, query: str, limit: int = 10, explain: bool = False) -> list[RankedRawHit]:

@@ -124,11 +124,19 @@ class SearchSource(Protocol):
     def get_elements(self, ids: Sequence[str]) -> list[Element]: ...
 
 
+def _check_limit(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"limit must be a number, got {value!r}")
+
+
 def _limit(value: Any, default: int, maximum: int) -> int:
+    """The reference's `slice(0, Math.max(1, Math.min(maximum, limit ?? default)))`: clamped to 1..maximum and
+    truncated; NaN (which Math.min/max propagate and slice reads as 0) keeps nothing."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidInputError(f"limit must be a finite number, got {value!r}")
+    _check_limit(value)
+    if math.isnan(value):
+        return 0
     return int(min(maximum, max(1, value)))
 
 
@@ -442,13 +450,15 @@ class Retrieval:
         return hits
 
     # raw memory ---------------------------------------------------------------------------------------------
-    def search_raw_memory(self, query: str, limit: int = 6) -> list[RawHit]:
+    def search_raw_memory(self, query: str, limit: float | None = 6) -> list[RawHit]:
         """Sealed messages (block order) sharing any token with the query, each with its neighbours; stops
-        at `limit` hits. Unranked, as the reference's; `stratagate.raw_search` ranks turns instead."""
+        once it holds `limit` hits, checked after each hit as the reference does: a limit of 1 or less (0, -1)
+        gives one hit, 2.5 gives three, NaN or infinity every hit; None is the default 6. Unranked, as the
+        reference's; `stratagate.raw_search` ranks turns instead."""
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
+        limit = 6 if limit is None else limit
+        _check_limit(limit)
         wanted = set(search_tokens(query))
         hits: list[RawHit] = []
         if not wanted:
