@@ -1,8 +1,10 @@
 """SQLite files at rest: header checks, sha256, private forensic copies, backups.
 
-Nothing here opens the original file with SQLite for reading: even a `mode=ro` connection leaves `-wal` and
-`-shm` files beside a WAL-mode database. A forensic open copies the database (and its `-wal`/`-journal`, so
-committed WAL content is seen) into a private temporary directory and opens the copy there.
+Nothing here opens the original file with SQLite in a mode that could write: even a `mode=ro` connection
+leaves `-wal` and `-shm` files beside a WAL-mode database. A forensic open reads a file at rest in SQLite's
+`immutable=1` mode (no locks, no side files); a file with a WAL holding frames or a hot journal, or one
+that needs an upgrade to be read, is copied (with its `-wal`/`-journal`, so committed WAL content is seen)
+into a private temporary directory and opened there.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def companion(path: Path, suffix: str) -> Path:
 def has_live_wal(path: Path) -> bool:
     wal = companion(path, "-wal")
     return wal.is_file() and wal.stat().st_size > 0
+
+
+def has_hot_journal(path: Path) -> bool:
+    """A non-empty rollback journal: a crashed writer's pages that a reader must roll back first."""
+    journal = companion(path, "-journal")
+    return journal.is_file() and journal.stat().st_size > 0
 
 
 def read_through_sqlite(path: Path) -> tuple[int, list[str]]:

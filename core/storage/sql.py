@@ -35,8 +35,9 @@ from stratagate.errors import (
     StorageOpenError,
     StorageWriteError,
 )
+from stratagate.search import stored
 from stratagate.snapshot import validate_section
-from stratagate.storage import files, migrations, records, schema
+from stratagate.storage import files, migrations, records, schema, search_cache
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
@@ -69,6 +70,7 @@ class SqlBackend:
         sha256: str | None = None,
         hide_pending_blocks: bool = False,
         forensic_copy: files.ForensicCopy | None = None,
+        identity: str | None = None,
     ):
         self.engine = engine
         self.location = location
@@ -83,14 +85,21 @@ class SqlBackend:
         if forensic_copy is not None:  # the private copy goes even if close() is never called
             weakref.finalize(self, forensic_copy.cleanup)
         self._sections = SectionStore(self.dialect, hide_pending_blocks=hide_pending_blocks)
+        # What names the database's current state for the outside search cache (see search_cache).
+        self._identity = identity or location
+        self._cached_index: search_cache.CachedIndex | None = None
 
     @property
     def file_sha256(self) -> str | None:
-        """sha256 of the database file (None on a server). A read-only open reports the bytes it verified;
-        a writable one hashes the file as it is now (content still in its WAL is not included)."""
+        """sha256 of the database file (None on a server). A read-only open reports the bytes it verified
+        (hashed once, on first use, when the file was read in place); a writable one hashes the file as it is
+        now (content still in its WAL is not included)."""
         if self._sha256 is not None or self._path is None:
             return self._sha256
-        return files.sha256_file(self._path)
+        digest = files.sha256_file(self._path)
+        if self.read_only:
+            self._sha256 = digest
+        return digest
 
     # -- reads ---------------------------------------------------------------------------------------------
 
@@ -208,6 +217,9 @@ class SqlBackend:
                 doomed = [key for key in changes.deletes.get(section, ()) if key not in upserted.get(section, ())]
                 if doomed:
                     self._sections.delete(connection, namespace, section, doomed)
+            if changes.upserts.get("events") or changes.deletes.get("events"):
+                stored.apply_event_changes(connection, namespace, changes.upserts.get("events", []),
+                                           changes.deletes.get("events", []))
             if changes.journal:
                 from stratagate.journal import append_entries
 
@@ -235,6 +247,8 @@ class SqlBackend:
                     f"{self.location}: namespace {namespace!r} already exists (replace it explicitly)"
                 )
             if exists:
+                if stored.has_tables(connection):
+                    stored.drop_namespace(connection, namespace)
                 for table in reversed(schema.metadata.sorted_tables):
                     connection.execute(delete(table).where(table.c.namespace == namespace))
             now = now_utc8()
@@ -254,6 +268,7 @@ class SqlBackend:
                     self._sections.write(connection, namespace, section, snapshot[section])
                 if progress:
                     progress(section)
+            self._build_search_index(connection, namespace)
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
@@ -281,8 +296,36 @@ class SqlBackend:
                 f"{self.location}: write to {namespace!r} rejected, nothing was written: {detail}"
             ) from error
 
+    # -- search index --------------------------------------------------------------------------------------
+
+    def event_search_index(self, namespace: str, progress: stored.Progress | None = None) -> stored.StoredEventIndex:
+        """The namespace's persistent event search index. Built once when missing: into the database when it
+        is writable (then kept current by every commit), else into the outside cache (`search_cache`)."""
+        with self._reading() as connection:
+            if stored.is_current(connection, namespace):
+                return stored.StoredEventIndex(self._reading, namespace)
+        if not self.read_only:
+            with self._writing(namespace) as connection:
+                if not stored.is_current(connection, namespace):
+                    self._build_search_index(connection, namespace, progress)
+            return stored.StoredEventIndex(self._reading, namespace)
+        space = self.load_space(namespace)
+        revision = -1 if space is None else space["revision"]
+        if self._cached_index is None:
+            self._cached_index = search_cache.open_cached_index(self._identity, namespace, revision, self._reading,
+                                                                progress)
+        return self._cached_index.index(namespace)
+
+    @staticmethod
+    def _build_search_index(connection: Connection, namespace: str, progress: stored.Progress | None = None) -> None:
+        stored.build(connection, namespace, stored.read_event_records(connection, namespace),
+                     stored.count_candidates(connection, namespace), progress)
+
     def close(self) -> None:
         self.engine.dispose()
+        if self._cached_index is not None:
+            self._cached_index.close()
+            self._cached_index = None
         if self._forensic_copy is not None:
             self._forensic_copy.cleanup()
             self._forensic_copy = None
@@ -320,8 +363,12 @@ def open_backend(
     raise StorageOpenError(url.render_as_string(hide_password=True), "only SQLite and PostgreSQL are supported")
 
 
-def _sqlite_engine(path: Path, timeout: float) -> Engine:
-    engine = create_engine(URL.create("sqlite", database=str(path)), connect_args={"timeout": timeout})
+def _sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Engine:
+    """An engine on the file; `immutable` opens it with SQLite's `immutable=1` (no locks, no side files, no
+    writes), only for a file at rest: no hot journal, no WAL with frames."""
+    url = (URL.create("sqlite", database=path.resolve().as_uri(), query={"immutable": "1", "uri": "true"})
+           if immutable else URL.create("sqlite", database=str(path)))
+    engine = create_engine(url, connect_args={"timeout": timeout})
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: Any, _record: Any) -> None:
@@ -349,7 +396,8 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
     # A forensic open reads a private copy (file and WAL); the original is never connected to. A live WAL is
     # read through such a copy too: the header lags behind it (a just-created schema, an upgrade), and
     # connecting to the original could checkpoint the WAL into a file that then turns out to be refused.
-    copy = files.forensic_copy(path) if read_only or live_wal else None
+    identity = search_cache.sqlite_file_identity(path) if read_only else None
+    copy = files.forensic_copy(path) if live_wal else None
     try:
         tables = None
         if live_wal:
@@ -362,6 +410,7 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
             )
         if version > schema.SCHEMA_VERSION:
             read_only = True
+            identity = identity or search_cache.sqlite_file_identity(path)
         if not read_only:
             # Refuse a foreign file before SQLite connects for writing (which could leave side files).
             _check_is_stratagate(location, version, files.peek_table_names(path) if tables is None else tables)
@@ -369,10 +418,21 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
                 copy.cleanup()
                 copy = None
             return _prepare_sqlite(path, location, version=version, read_only=False, timeout=timeout)
+        if copy is None and version >= schema.SCHEMA_VERSION and not files.has_hot_journal(path):
+            # Nothing to replay and nothing to upgrade: read the original in SQLite's immutable mode, which
+            # never writes, locks or creates a side file, so nothing is copied; the file's identity (inode,
+            # size, mtime, change counter) after the checks proves it did not change under them.
+            backend = _prepare_sqlite(path, location, version=version, read_only=True, timeout=timeout,
+                                      immutable=True, identity=identity)
+            if search_cache.sqlite_file_identity(path) != identity:
+                backend.close()
+                raise StorageOpenError(location, "changed while it was being read (is another program writing it?)")
+            return backend
         if copy is None:
             copy = files.forensic_copy(path)
         backend = _prepare_sqlite(
-            copy.database, location, version=version, read_only=True, timeout=timeout, forensic_copy=copy
+            copy.database, location, version=version, read_only=True, timeout=timeout, forensic_copy=copy,
+            identity=identity,
         )
         if files.sha256_file(path) != copy.sha256:
             backend.close()
@@ -393,9 +453,11 @@ def _prepare_sqlite(
     timeout: float,
     new_file: bool = False,
     forensic_copy: files.ForensicCopy | None = None,
+    immutable: bool = False,
+    identity: str | None = None,
 ) -> SqlBackend:
     """Check what the file holds, create or upgrade its schema as allowed, and wrap it in a SqlBackend."""
-    engine = _sqlite_engine(path, timeout)
+    engine = _sqlite_engine(path, timeout, immutable=immutable)
     try:
         notice, hide_pending = _check_and_upgrade(engine, path, location, version, read_only, forensic_copy)
     except DBAPIError as error:
@@ -417,6 +479,7 @@ def _prepare_sqlite(
         sha256=forensic_copy.sha256 if forensic_copy else None,
         hide_pending_blocks=hide_pending,
         forensic_copy=forensic_copy,
+        identity=identity,
     )
 
 

@@ -1,0 +1,102 @@
+"""The persistent event search index: tables beside the v7 schema, in the database or in an outside cache.
+
+The reference's rules let a file hold extra tables (readers select explicit columns of the tables they
+know), so these are a v7-compatible addition: the reference and older versions of this package ignore them.
+They live in their own MetaData so that schema creation, upgrades and the v7 column checks stay exactly as
+they were; `stratagate.search.stored` creates, fills and reads them.
+
+- `search_index_state`: per namespace, the index format (tokenizer and collation version it was built
+  with: a different one means rebuild), the candidate count N and the total document length (BM25's
+  statistics);
+- `search_terms`: per term, its document frequency and its settled postings (a blob of int32 positions,
+  frequencies and document lengths);
+- `search_term_changes`: postings written since the term was settled (frequency 0: the document left);
+  a read overlays them on the blob, a write settles a term once they outgrow an eighth of it;
+- `search_events`: one row per search candidate (active or superseded event) keyed by its section position,
+  with its term list (to remove its postings) and the filter and sort inputs derived once at write time.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    REAL,
+    TEXT,
+    BigInteger,
+    Column,
+    Double,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+)
+from sqlalchemy.dialects.postgresql import BYTEA
+
+Text = TEXT().with_variant(TEXT(collation="C"), "postgresql")
+Int = Integer().with_variant(BigInteger(), "postgresql")
+Real = REAL().with_variant(Double(), "postgresql")
+Blob = LargeBinary().with_variant(BYTEA(), "postgresql")
+
+search_metadata = MetaData()
+
+
+def _table(name: str, *items, **options) -> Table:
+    return Table(name, search_metadata, *items, sqlite_strict=True, **options)
+
+
+search_index_state = _table(
+    "search_index_state",
+    Column("namespace", Text, primary_key=True),
+    Column("format", Text, nullable=False),
+    Column("documents", Int, nullable=False),
+    Column("total_length", Int, nullable=False),
+)
+
+search_terms = _table(
+    "search_terms",
+    Column("namespace", Text, nullable=False),
+    Column("term", Text, nullable=False),
+    Column("count", Int, nullable=False),
+    Column("pending", Int, nullable=False),
+    Column("postings", Blob, nullable=False),
+    PrimaryKeyConstraint("namespace", "term"),
+    sqlite_with_rowid=False,
+)
+
+search_term_changes = _table(
+    "search_term_changes",
+    Column("namespace", Text, nullable=False),
+    Column("term", Text, nullable=False),
+    Column("position", Int, nullable=False),
+    Column("frequency", Int, nullable=False),
+    Column("length", Int, nullable=False),
+    PrimaryKeyConstraint("namespace", "term", "position"),
+    sqlite_with_rowid=False,
+)
+
+search_events = _table(
+    "search_events",
+    Column("namespace", Text, nullable=False),
+    Column("position", Int, nullable=False),
+    Column("event_id", Text, nullable=False),
+    Column("length", Int, nullable=False),
+    Column("terms", Text, nullable=False),
+    Column("participants", Text, nullable=False),
+    Column("event_type", Text, nullable=False),
+    Column("type_text", Text, nullable=False),
+    Column("happened_start", Real),
+    Column("happened_end", Real),
+    Column("chronology_key", Blob, nullable=False),
+    Column("updated_key", Blob, nullable=False),
+    Column("pinned", Int, nullable=False),
+    Column("floor_weight", Real, nullable=False),
+    Column("forced_cap", Real),
+    Column("mention_count", Int, nullable=False),
+    Column("last_adopted_turn", Int, nullable=False),
+    PrimaryKeyConstraint("namespace", "position"),
+)
+
+Index("search_events_id_idx", search_events.c.namespace, search_events.c.event_id, unique=True)
+
+SEARCH_TABLES = tuple(search_metadata.sorted_tables)

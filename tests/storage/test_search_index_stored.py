@@ -1,0 +1,154 @@
+"""The persistent event index ranks exactly like the in-memory one (and so like the reference's BM25) after
+any sequence of commits, on SQLite and PostgreSQL; files that cannot hold it get it in the outside cache."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stratagate.search import stored
+from stratagate.search.documents import event_search_fields
+from stratagate.search.index import InvertedIndex
+from stratagate.storage.backend import ChangeSet
+from stratagate.storage.sql import SqlBackend, open_backend
+from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE
+from tests.property_budget import examples
+
+NS = REFERENCE_NAMESPACE
+WORDS = ["alpha", "beta", "Gamma", "delta", "v2.0", "don't", "你好", "世界", "中", "x"]
+KEYS = ["a", "A", "b", "B", "evt_9", "evt_10", "k\u200b", "k", *(f"e{i}" for i in range(12))]
+QUERIES = ["alpha", "beta delta", "你好 世界", "x Gamma", "missing", "中 alpha v2.0"]
+
+
+def _oracle_event_calls() -> list[dict]:
+    oracle = json.loads(REFERENCE_ORACLE.read_text())["namespaces"][NS]["oracle"]
+    return [call for call in oracle if call["kind"] == "searchEvents" and call["query"]
+            and not any((call.get("options") or {}).get(name)
+                        for name in ("participants", "eventType", "happenedFrom", "happenedTo"))]
+
+
+def _memory_index(records: list[dict[str, Any]]) -> InvertedIndex:
+    index = InvertedIndex()
+    for record in records:
+        if record["status"] in stored.CANDIDATE_STATUSES:
+            index.add(record["id"], event_search_fields(record))
+    return index
+
+
+@pytest.mark.parametrize("call", _oracle_event_calls(), ids=lambda call: call["query"])
+def test_stored_ranking_matches_the_reference_oracle(backend: SqlBackend, reference_v7, call: dict) -> None:
+    backend.import_namespace(NS, reference_v7["snapshot"], reference_v7["revision"])
+    limit = (call.get("options") or {}).get("limit", 6)
+    ranked = backend.event_search_index(NS).rank(call["query"], limit=limit)
+    assert [key for key, _score in ranked] == [hit["id"] for hit in call["result"]]
+    assert ranked == _memory_index(reference_v7["snapshot"]["events"]).rank(call["query"], limit=limit)
+
+
+texts = st.lists(st.sampled_from(WORDS), max_size=5).map(" ".join)
+operations = st.lists(
+    st.tuples(st.sampled_from(["write", "write", "forget", "delete"]), st.sampled_from(KEYS), texts, texts,
+              st.sampled_from(["active", "superseded"])),
+    max_size=40,
+)
+
+
+def _event(template: dict[str, Any], key: str, title: str, summary: str, status: str) -> dict[str, Any]:
+    record = copy.deepcopy(template)
+    record.update(id=key, title=title, summary=summary, narrative="", quotes=[], tags=[], status=status,
+                  sourceMessageIds=[])
+    record["temporal"] = {"participants": [], "eventType": title[:5] or None}
+    return record
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(operations, st.booleans())
+def test_stored_ranking_equals_the_memory_index_after_any_commits(
+        tmp_path_factory: pytest.TempPathFactory, reference_v7, operations, settle_at_once: bool) -> None:
+    """Writes, re-writes, forgets and deletes in single commits; with `settle_at_once` every change is
+    folded into the blobs right away, else changes pile up beside them, so both read paths are checked."""
+    path = tmp_path_factory.mktemp("stored") / "memory.sqlite"
+    snapshot = copy.deepcopy(reference_v7["snapshot"])
+    template = snapshot["events"][0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stored, "SETTLE_AFTER", -1 if settle_at_once else 10_000)
+        backend = open_backend(path)
+        try:
+            backend.import_namespace(NS, {**snapshot, "events": [], "elements": [], "elementProjectionJobs": []}, 1)
+            revision = 1
+            events: dict[str, dict[str, Any]] = {}
+            for operation, key, title, summary, status in operations:
+                changes = ChangeSet()
+                if operation == "write":
+                    events[key] = _event(template, key, title, summary, status)
+                    changes.upsert("events", events[key])
+                elif operation == "forget" and key in events:
+                    events[key] = {**events[key], "status": "forgotten"}
+                    changes.upsert("events", events[key])
+                elif operation == "delete" and key in events:
+                    del events[key]
+                    changes.delete("events", key)
+                if not changes.is_empty():
+                    revision = backend.commit(NS, changes, revision)
+            in_order = backend.load_section(NS, "events")
+            index = backend.event_search_index(NS)
+            memory = _memory_index(in_order)
+            for query in QUERIES:
+                assert index.rank(query) == memory.rank(query)
+                assert index.rank(query, limit=2) == memory.rank(query, limit=2)
+        finally:
+            backend.close()
+
+
+def test_a_read_only_open_of_a_file_without_the_index_builds_it_outside_once(
+        tmp_path: Path, reference_v7, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "memory.sqlite"
+    with open_backend(path) as backend:
+        backend.import_namespace(NS, reference_v7["snapshot"], reference_v7["revision"])
+        with backend.engine.begin() as connection:
+            for table in stored.t.SEARCH_TABLES:  # as a file written before the index existed
+                connection.execute(table.delete())
+    before = path.read_bytes()
+    progress: list[tuple[int, int]] = []
+    with open_backend(path, read_only=True) as forensic:
+        ranked = forensic.event_search_index(NS, progress=lambda done, total: progress.append((done, total))).rank(
+            "Atlas kickoff", limit=3)
+    assert ranked == _memory_index(reference_v7["snapshot"]["events"]).rank("Atlas kickoff", limit=3)
+    assert progress and progress[-1][0] == progress[-1][1] > 0
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cache", "memory.sqlite"]
+    cached = list((tmp_path / "cache" / "search-index").glob("*.sqlite"))
+    assert len(cached) == 1
+    # A second open reuses it without building.
+    with open_backend(path, read_only=True) as forensic:
+        forensic.event_search_index(NS, progress=lambda *_: pytest.fail("rebuilt a cached index"))
+
+
+def test_a_changed_file_never_meets_its_stale_cached_index(
+        tmp_path: Path, reference_v7, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    reference = Path(__file__).parents[1] / "fixtures" / "reference-v5-basic.sqlite"
+    path = tmp_path / "reference.sqlite"
+    shutil.copyfile(reference, path)
+    with open_backend(path, read_only=True) as forensic:  # a v5 file: its index can only live outside
+        first = forensic.event_search_index(NS).rank("Atlas", limit=1)
+    assert first and first[0][0].startswith("evt_")
+    with open_backend(path) as writable:  # upgraded to v7 in place; the new title only matches this query
+        record = writable.fetch(NS, "events", [first[0][0]])[0]
+        revision = writable.load_space(NS)["revision"]
+        writable.commit(NS, _retitled(record, "Zeppelin"), revision)
+    with open_backend(path, read_only=True) as forensic:
+        assert [key for key, _ in forensic.event_search_index(NS).rank("Zeppelin")] == [first[0][0]]
+
+
+def _retitled(record: dict[str, Any], title: str) -> ChangeSet:
+    changes = ChangeSet()
+    changes.upsert("events", {**record, "title": title})
+    return changes
