@@ -34,10 +34,10 @@ def cli() -> None:
 
 def _register_commands() -> None:
     # Each command module exposes a click command or group named `command`.
-    from stratagate.cli import copy, demo, export, importing, journal, locomo, migrate, search, strata
+    from stratagate.cli import copy, demo, export, importing, journal, locomo, mcp, migrate, search, strata
     from stratagate.cli import open as open_command  # `open` alone would shadow the builtin here
 
-    for module in (demo, journal, strata, open_command, migrate, export, importing, copy, search):
+    for module in (demo, journal, strata, open_command, migrate, export, importing, copy, search, mcp):
         cli.add_command(module.command)
     importing.command.add_command(locomo.command)
 

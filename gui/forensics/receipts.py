@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from stratagate.journal import JournalRecord
 from stratagate.model import UsageReceipt
-from stratagate_gui.forensics.explain import build_spec
-from stratagate_gui.forensics.replay import ReplayResult, replay
+from stratagate_gui.forensics.explain import QuerySpec, build_spec
+from stratagate_gui.forensics.replay import ReplayResult, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
 from stratagate_gui.workers import DatabaseWorker
 
@@ -85,6 +85,7 @@ class ReceiptsBrowser(QWidget):
         self.journal_reader: JournalReader = list
         self.receipts: list[UsageReceipt] = []
         self.result: ReplayResult | None = None
+        self.recorded: QuerySpec | None = None
         self.table = make_table(self)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.query = QLineEdit(self)
@@ -140,13 +141,20 @@ class ReceiptsBrowser(QWidget):
         return self.receipts[rows[0].row()] if rows else None
 
     def _selection_changed(self) -> None:
-        self.replay_button.setEnabled(self.selected_receipt() is not None)
+        receipt = self.selected_receipt()
+        self.replay_button.setEnabled(receipt is not None)
+        # A receipt written by the memory tools keeps the agent's query: replay exactly that.
+        self.recorded = recorded_spec(receipt) if receipt is not None else None
+        if self.recorded is not None:
+            self.query.setText(self.recorded.query)
 
     def replay_selected(self) -> None:
         receipt, memory, read_journal = self.selected_receipt(), self.memory, self.journal_reader
         if receipt is None or memory is None:
             return
-        spec = build_spec("events", self.query.text())
+        recorded = self.recorded
+        spec = recorded if recorded is not None and recorded.query == self.query.text() else build_spec(
+            "events", self.query.text())
         self.summary.setText(f"Replaying {receipt.id}…")
         self.worker.run(
             lambda: replay(memory, receipt, spec, read_journal()),

@@ -21,7 +21,7 @@ from stratagate.model import EventWeight, UsageReceipt
 from stratagate.storage.memory_backend import MemoryBackend
 from stratagate.timeutil import parse_js_date
 from stratagate.weights import weight_at
-from stratagate_gui.forensics.explain import QuerySpec
+from stratagate_gui.forensics.explain import EVENT_OPTIONS, QuerySpec, build_spec
 
 HIDDEN_STATUSES = ("forgotten", "archived", "superseded")
 
@@ -59,6 +59,19 @@ class ReplayResult:
 def receipt_turn(receipt: UsageReceipt) -> int | None:
     turn = (receipt.audit or {}).get("turn")
     return turn if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0 else None
+
+
+def recorded_spec(receipt: UsageReceipt) -> QuerySpec | None:
+    """The event search the agent ran, when the receipt's audit keeps its retrieval batch (the memory tools
+    write it: `audit.retrieval.queries`); None for receipts without one."""
+    retrieval = (receipt.audit or {}).get("retrieval")
+    queries = retrieval.get("queries") if isinstance(retrieval, dict) else None
+    for query in queries if isinstance(queries, list) else []:
+        if isinstance(query, dict) and query.get("kind") == "events" and isinstance(query.get("query"), str):
+            options = query.get("options") if isinstance(query.get("options"), dict) else {}
+            return build_spec("events", query["query"],
+                              **{key: value for key, value in options.items() if key in EVENT_OPTIONS})
+    return None
 
 
 def memory_as_of(memory: Any, receipt: UsageReceipt, journal: list[JournalRecord]) -> tuple[StrataGate, int]:
