@@ -33,6 +33,11 @@ class NamespaceExistsError(StrataGateError):
     """An import or copy would overwrite a namespace that already exists (pass replace to allow it)."""
 
 
+class OutputPathError(StrataGateError):
+    """An output cannot be written where asked: its folder is missing or read-only, or it is (or shares its
+    file with) one of the command's own input databases."""
+
+
 class ReadOnlyError(StrataGateError):
     """A write was attempted on a memory opened read-only (forensic mode or a newer schema)."""
 

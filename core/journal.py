@@ -35,6 +35,7 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
+    delete,
     func,
     insert,
     inspect,
@@ -209,6 +210,37 @@ def append_entries(
     else:
         connection.execute(insert(heads_table).values(namespace=namespace, seq=newest.seq, hash=newest.hash))
     return records
+
+
+def restore_entries(connection: Connection, namespace: str, records: list[JournalRecord]) -> None:
+    """Make `records` (a whole chain, e.g. from an export or another database) the namespace's journal, inside
+    the caller's transaction, hashes unchanged; a chain that `verify` would not pass is refused."""
+    if any(record.namespace != namespace for record in records):
+        raise JournalEntryError(f"journal of {namespace!r}: holds entries of another namespace")
+    if records:
+        problem = _first_problem(records, (records[-1].seq, records[-1].hash))
+        if problem is not None:
+            raise JournalEntryError(f"journal of {namespace!r}: entry {problem[0]} {problem[1]}")
+    metadata.create_all(connection, checkfirst=True)
+    connection.execute(delete(journal_table).where(journal_table.c.namespace == namespace))
+    connection.execute(delete(heads_table).where(heads_table.c.namespace == namespace))
+    if records:
+        connection.execute(insert(journal_table), [_row(record) for record in records])
+        connection.execute(insert(heads_table).values(namespace=namespace, seq=records[-1].seq, hash=records[-1].hash))
+
+
+def record_from_json(data: Any) -> JournalRecord:
+    """A stored entry from its `JournalRecord.to_json` form (as an export file carries it)."""
+    fields = ("namespace", "seq", "time", "actor", "action", "ids", "before", "after", "prev_hash", "hash")
+    if not isinstance(data, dict) or set(data) != set(fields):
+        raise JournalEntryError(f"a journal entry must be an object with exactly {', '.join(fields)}")
+    if not isinstance(data["seq"], int) or isinstance(data["seq"], bool):
+        raise JournalEntryError(f"journal entry seq must be an integer, got {data['seq']!r}")
+    for name in ("namespace", "prev_hash", "hash"):
+        if not isinstance(data[name], str):
+            raise JournalEntryError(f"journal entry {data['seq']}: {name} must be a string")
+    _validate(data)
+    return JournalRecord(**data)
 
 
 def read_entries(bind: Engine | Connection, namespace: str | None = None) -> list[JournalRecord]:

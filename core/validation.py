@@ -18,11 +18,34 @@ MAX_TITLE_LENGTH = 2_000
 MAX_TEXT_LENGTH = 100_000
 MAX_LIST_ITEM_LENGTH = 10_000
 MAX_LIST_ITEMS = 1_000
+NUL = "\x00"
+
+
+def find_nul(value: Any, where: str = "") -> str | None:
+    """Where the first NUL character sits in a JSON-like value (e.g. `l5Raw[3].content`), or None.
+
+    Text holding NUL cannot be stored by PostgreSQL; see docs/compatibility.md."""
+    if isinstance(value, str):
+        return where or "(value)" if NUL in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            found = path if NUL in str(key) else find_nul(item, path)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = find_nul(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
 
 
 def require_str(value: Any, field: str, *, max_length: int = MAX_TEXT_LENGTH, allow_empty: bool = True) -> str:
     if not isinstance(value, str):
         raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}")
+    if NUL in value:  # PostgreSQL cannot store it: refused here so every memory moves between backends
+        raise InvalidInputError(f"{field} contains a NUL character (U+0000), which StrataGate does not store")
     if len(value) > max_length:
         raise InvalidInputError(f"{field} is too long ({len(value)} characters; the limit is {max_length})")
     if not allow_empty and not value.strip():

@@ -9,7 +9,12 @@ from pathlib import Path
 import click
 
 from stratagate.storage.sql import open_backend
-from stratagate.storage.transfer import STEPS_PER_NAMESPACE, import_snapshots, read_snapshot_file
+from stratagate.storage.transfer import (
+    STEPS_PER_NAMESPACE,
+    import_snapshots,
+    read_snapshot_file,
+    refuse_overwriting_inputs,
+)
 
 command = click.Group("import", help="Import memory into a database (SQLite file or PostgreSQL URL).")
 
@@ -21,7 +26,9 @@ command = click.Group("import", help="Import memory into a database (SQLite file
 @click.option("--replace", is_flag=True, help="Overwrite namespaces that already exist.")
 def snapshot(file: Path, database: str, namespace: str | None, replace: bool) -> None:
     """Import a snapshot JSON file (as `stratagate export` writes it; v1-v7 snapshots are upgraded). Every
-    namespace is validated first; existing ones are refused unless --replace."""
+    namespace is validated first; existing ones are refused unless --replace. All are written in one
+    transaction, with the curation journal the file carries."""
+    refuse_overwriting_inputs(database, [file])
     entries = read_snapshot_file(file, namespace)
     with open_backend(database) as backend:
         with click.progressbar(

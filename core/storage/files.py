@@ -10,8 +10,10 @@ into a private temporary directory and opened there.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sqlite3
+import stat
 import struct
 import tempfile
 from dataclasses import dataclass
@@ -61,16 +63,41 @@ def read_through_sqlite(path: Path) -> tuple[int, list[str]]:
         connection.close()
 
 
+NOT_REGULAR_KINDS = (
+    (stat.S_ISDIR, "is a directory, not a database file"),
+    (stat.S_ISFIFO, "is a named pipe (FIFO), not a database file"),
+    (stat.S_ISCHR, "is a character device, not a database file"),
+    (stat.S_ISBLK, "is a block device, not a database file"),
+    (stat.S_ISSOCK, "is a socket, not a database file"),
+)
+
+
+def regular_file_size(path: Path) -> int:
+    """The size of `path` (symlinks followed), refusing anything but a regular file *before* it is opened:
+    reading a FIFO blocks forever and `/dev/zero` never ends."""
+    location = str(path)
+    try:
+        mode = path.stat()
+    except FileNotFoundError:
+        raise StorageOpenError(location, "no such file") from None
+    except OSError as error:
+        raise StorageOpenError(location, f"cannot be read ({error.strerror or error})") from error
+    for is_kind, reason in NOT_REGULAR_KINDS:
+        if is_kind(mode.st_mode):
+            raise StorageOpenError(location, reason)
+    if not stat.S_ISREG(mode.st_mode):
+        raise StorageOpenError(location, "is not a regular file, not a database file")
+    return mode.st_size
+
+
 def read_header(path: Path) -> SqliteHeader:
     """Check that `path` is a whole SQLite database file without opening it; raise StorageOpenError if not."""
     location = str(path)
-    if path.is_dir():
-        raise StorageOpenError(location, "is a directory, not a database file")
-    if not path.exists():
-        raise StorageOpenError(location, "no such file")
+    size = regular_file_size(path)
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        # O_NONBLOCK: should the path be swapped for a FIFO after the check above, this read cannot hang.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as handle:
             header = handle.read(HEADER_SIZE)
     except OSError as error:
         raise StorageOpenError(location, f"cannot be read ({error.strerror or error})") from error

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, inspect, select, update
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, OperationalError
 
 from stratagate.errors import (
     NamespaceExistsError,
@@ -47,6 +47,10 @@ WRITE_ORDER = (
     "ingestionReceipts", "successfulModelResponses",
 )
 """Parents before children, so references resolve; deletes run afterwards in the reverse order."""
+IMPORT_ORDER = tuple(section for section in WRITE_ORDER if section != ELEMENT_FACTS)
+"""The order whole namespaces are written in (facts are nested in their elements)."""
+TRANSFER_CHUNK = 1000
+"""Records per read when a namespace is streamed (export, copy), so memory stays flat as a memory grows."""
 Progress = Callable[[str], None]
 SPACE_FIELDS = ("currentTurn", "blockTurnSize", "blockDecayLambda")
 SNAPSHOT_SECTIONS = (
@@ -157,6 +161,68 @@ class SqlBackend:
                     progress(section)
         return {"snapshot": snapshot, "revision": space["revision"]}
 
+    # -- streamed transfers (export, copy): a section is read and written in chunks, never held whole ------
+
+    @contextmanager
+    def read_transaction(self) -> Iterator[Connection]:
+        """One consistent read for a caller that streams several namespaces (an export or a copy)."""
+        with self._reading() as connection:
+            yield connection
+
+    @contextmanager
+    def write_transaction(self, what: str) -> Iterator[Connection]:
+        """One write transaction for a caller that writes several namespaces at once (a copy: all or
+        nothing). `what` names the namespaces in an error message."""
+        with self._writing(what) as connection:
+            yield connection
+
+    def read_space(self, connection: Connection, namespace: str) -> Record:
+        space = self._space(connection, namespace)
+        if space is None:
+            raise SectionError(f"{self.location}: no namespace {namespace!r}")
+        return space
+
+    def iter_section(self, connection: Connection, namespace: str, section: str) -> Iterator[list[Record]]:
+        """A section's records in section order, `TRANSFER_CHUNK` at a time (only its keys are held whole)."""
+        keys = self._sections.keys(connection, namespace, section, None)
+        for start in range(0, len(keys), TRANSFER_CHUNK):
+            yield self._read_checked(connection, namespace, section, keys[start : start + TRANSFER_CHUNK])
+
+    def start_namespace(
+        self, connection: Connection, namespace: str, space: Record, revision: int, *, replace: bool
+    ) -> None:
+        """Create `namespace` (space fields from `space`) inside the caller's write transaction; an existing
+        one is refused unless `replace`, and then its rows go in the same transaction."""
+        ms = schema.memory_spaces
+        exists = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace)) is not None
+        if exists and not replace:
+            raise NamespaceExistsError(f"{self.location}: namespace {namespace!r} already exists (replace it explicitly)")
+        if exists:
+            if stored.has_tables(connection):
+                stored.drop_namespace(connection, namespace)
+            for table in reversed(schema.metadata.sorted_tables):
+                connection.execute(delete(table).where(table.c.namespace == namespace))
+        now = now_utc8()
+        connection.execute(
+            insert(ms).values(
+                namespace=namespace,
+                schema_version=schema.SCHEMA_VERSION,
+                revision=revision,
+                created_at=now,
+                updated_at=now,
+                **records.space_values({key: space[key] for key in SPACE_FIELDS}),
+            )
+        )
+
+    def write_records(self, connection: Connection, namespace: str, section: str, section_records: list[Record]) -> None:
+        """Append whole records to a section of a namespace being written by `start_namespace`."""
+        if section_records:
+            self._sections.write(connection, namespace, section, section_records)
+
+    def finish_namespace(self, connection: Connection, namespace: str) -> None:
+        """After the last `write_records` of a namespace: build its search index in the same transaction."""
+        self._build_search_index(connection, namespace)
+
     @staticmethod
     def _space(connection: Connection, namespace: str) -> Record | None:
         ms = schema.memory_spaces
@@ -240,35 +306,12 @@ class SqlBackend:
         Refuses an existing namespace unless `replace`, in which case the old rows go in the same transaction.
         `progress(section)` is called after each section is written."""
         with self._writing(namespace) as connection:
-            ms = schema.memory_spaces
-            exists = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace)) is not None
-            if exists and not replace:
-                raise NamespaceExistsError(
-                    f"{self.location}: namespace {namespace!r} already exists (replace it explicitly)"
-                )
-            if exists:
-                if stored.has_tables(connection):
-                    stored.drop_namespace(connection, namespace)
-                for table in reversed(schema.metadata.sorted_tables):
-                    connection.execute(delete(table).where(table.c.namespace == namespace))
-            now = now_utc8()
-            space = {key: snapshot[key] for key in SPACE_FIELDS}
-            connection.execute(
-                insert(ms).values(
-                    namespace=namespace,
-                    schema_version=schema.SCHEMA_VERSION,
-                    revision=revision,
-                    created_at=now,
-                    updated_at=now,
-                    **records.space_values(space),
-                )
-            )
-            for section in (section for section in WRITE_ORDER if section != ELEMENT_FACTS):  # facts are nested
-                if snapshot[section]:
-                    self._sections.write(connection, namespace, section, snapshot[section])
+            self.start_namespace(connection, namespace, snapshot, revision, replace=replace)
+            for section in IMPORT_ORDER:
+                self.write_records(connection, namespace, section, snapshot[section])
                 if progress:
                     progress(section)
-            self._build_search_index(connection, namespace)
+            self.finish_namespace(connection, namespace)
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
@@ -290,7 +333,7 @@ class SqlBackend:
                 connection.execution_options(sqlite_immediate=True)
                 with connection.begin():
                     yield connection
-        except (IntegrityError, OperationalError) as error:
+        except (IntegrityError, OperationalError, DataError) as error:
             detail = str(error.orig).splitlines()[0] if error.orig else str(error)
             raise StorageWriteError(
                 f"{self.location}: write to {namespace!r} rejected, nothing was written: {detail}"
@@ -390,6 +433,8 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
     if not path.exists() and not path.is_symlink() and not read_only and create:
         if not path.parent.is_dir():
             raise StorageOpenError(location, f"its folder {path.parent} does not exist")
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            raise StorageOpenError(location, f"its folder {path.parent} is read-only; no database can be created there")
         return _prepare_sqlite(path, location, version=0, read_only=False, timeout=timeout, new_file=True)
     version = files.read_header(path).user_version
     live_wal = files.has_live_wal(path)
@@ -414,6 +459,7 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
         if not read_only:
             # Refuse a foreign file before SQLite connects for writing (which could leave side files).
             _check_is_stratagate(location, version, files.peek_table_names(path) if tables is None else tables)
+            _check_writable(path, location)
             if copy is not None:
                 copy.cleanup()
                 copy = None
@@ -464,8 +510,7 @@ def _prepare_sqlite(
         engine.dispose()
         if new_file:
             path.unlink(missing_ok=True)
-        detail = str(error.orig).splitlines()[0] if error.orig else str(error)
-        raise StorageOpenError(location, f"is not a readable StrataGate database ({detail})") from error
+        raise StorageOpenError(location, _sqlite_open_failure(error)) from error
     except BaseException:
         engine.dispose()
         raise
@@ -528,6 +573,28 @@ def _check_and_upgrade(
             if pending:
                 notice = f"{notice}; {pending} pending block(s) not shown"
     return notice, hide_pending
+
+
+def _check_writable(path: Path, location: str) -> None:
+    """A writable open needs to write the file and to create its `-wal`/`-shm` beside it. SQLite would
+    otherwise fall back to reading it, leave those files behind and fail only at the first write."""
+    if not os.access(path, os.W_OK):
+        raise StorageOpenError(location, "is a read-only file; open it read-only (--read-only) or make it writable")
+    folder = path.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise StorageOpenError(
+            location, f"its folder {folder} is read-only (SQLite writes {path.name}-wal there); open it read-only"
+        )
+
+
+def _sqlite_open_failure(error: DBAPIError) -> str:
+    """The reason an SQLite open failed, naming the real cause rather than SQLite's generic wording."""
+    detail = str(error.orig).splitlines()[0] if error.orig else str(error)
+    if "locked" in detail or "busy" in detail:
+        return f"is locked by another process ({detail}); try again later, or open it read-only"
+    if "readonly" in detail or "read-only" in detail:
+        return f"is a read-only file ({detail}); open it read-only"
+    return f"is not a readable StrataGate database ({detail})"
 
 
 def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None:
