@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import jsonschema
@@ -33,9 +34,17 @@ class StructuredTool:
     description: str
     parameters: dict[str, Any]
 
+    @cached_property
+    def validator(self) -> jsonschema.protocols.Validator:
+        validator_class = jsonschema.validators.validator_for(self.parameters)
+        validator_class.check_schema(self.parameters)
+        return validator_class(self.parameters)
+
     def validate(self, arguments: Any) -> None:
-        """Raise `jsonschema.ValidationError` when the arguments do not fit the tool's schema."""
-        jsonschema.validate(arguments, self.parameters)
+        """Raise `jsonschema.ValidationError` (the most relevant one) when the arguments do not fit the schema."""
+        error = jsonschema.exceptions.best_match(self.validator.iter_errors(arguments))
+        if error is not None:
+            raise error
 
 
 SUMMARIZER_TOOL = StructuredTool(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import jsonschema
@@ -43,6 +44,13 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     writes: bool
+
+    @cached_property
+    def validator(self) -> jsonschema.protocols.Validator:
+        """Built once: checking the schema itself on every call would cost more than most tools."""
+        validator_class = jsonschema.validators.validator_for(self.input_schema)
+        validator_class.check_schema(self.input_schema)
+        return validator_class(self.input_schema)
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
@@ -135,7 +143,9 @@ class MemoryTools:
             raise ToolError(f"unknown tool {name!r} for this memory (it serves: {known})")
         arguments = dict(arguments or {})
         try:
-            jsonschema.validate(arguments, spec.input_schema)
+            error = jsonschema.exceptions.best_match(spec.validator.iter_errors(arguments))
+            if error is not None:
+                raise error
         except jsonschema.ValidationError as error:
             where = "/".join(str(part) for part in error.absolute_path) or "arguments"
             raise ToolError(f"{name}: {where}: {error.message}") from None

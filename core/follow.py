@@ -1,0 +1,118 @@
+"""Following a memory another process writes: notice that it moved, and say what changed.
+
+`stored_revision` reads the namespace's revision row from storage (one row, by key), so a follower polls it
+cheaply whatever the database: a SQLite file written by an agent, or PostgreSQL. When it differs from what the
+follower last saw, a `Census` (the ids the namespace holds, read through the backend's indexed key queries,
+never by loading whole sections) taken now is compared with the previous one, and `describe_changes` turns
+the difference into a feed entry: "since revision 12: 3 turns, 1 block sealed, 2 events, 1 fact superseded".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stratagate.errors import StrataGateError
+
+EVENT_STATUSES_FOLLOWED = ("active", "superseded", "forgotten", "archived")
+
+
+def stored_revision(backend: Any, namespace: str) -> int:
+    """The namespace's revision as stored now (not as the open memory last read it)."""
+    space = backend.load_space(namespace)
+    if space is None:
+        raise StrataGateError(f"{backend.location}: namespace {namespace!r} no longer exists")
+    return int(space["revision"])
+
+
+@dataclass(frozen=True)
+class Census:
+    """What a namespace holds at one revision, by id."""
+
+    revision: int
+    turn: int
+    blocks: tuple[str, ...]
+    events: Mapping[str, str]
+    """Event id → status."""
+    elements: tuple[str, ...]
+    superseded_facts: Mapping[str, int]
+    """Element id → how many of its facts are superseded."""
+    receipts: tuple[str, ...]
+
+
+def take_census(backend: Any, namespace: str) -> Census:
+    space = backend.load_space(namespace)
+    if space is None:
+        raise StrataGateError(f"{backend.location}: namespace {namespace!r} no longer exists")
+    events = {event_id: status for status in EVENT_STATUSES_FOLLOWED
+              for event_id in backend.query_keys(namespace, "events", {"status": status})}
+    superseded = {}
+    for element in backend.load_section(namespace, "elements"):
+        count = sum(1 for fact in element.get("facts", []) if fact.get("status") == "superseded")
+        if count:
+            superseded[element["id"]] = count
+    return Census(int(space["revision"]), int(space.get("currentTurn", 0)),
+                  tuple(backend.query_keys(namespace, "blocks")), events,
+                  tuple(backend.query_keys(namespace, "elements")), superseded,
+                  tuple(backend.query_keys(namespace, "usageReceipts")))
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    """One line of a feed entry: what kind of thing changed, how many, and their ids (to jump to)."""
+
+    kind: str
+    """turns, blocks, events, superseded, forgotten, elements, facts or receipts."""
+    count: int
+    text: str
+    ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeSummary:
+    since_revision: int
+    revision: int
+    items: tuple[FeedItem, ...] = field(default_factory=tuple)
+
+    def text(self) -> str:
+        parts = ", ".join(item.text for item in self.items) or "no visible change"
+        return f"since revision {self.since_revision}: {parts}"
+
+
+def _plural(count: int, singular: str, plural: str | None = None) -> str:
+    return f"{count} {singular if count == 1 else (plural or singular + 's')}"
+
+
+def describe_changes(before: Census, after: Census) -> ChangeSummary:
+    items: list[FeedItem] = []
+    turns = after.turn - before.turn
+    if turns > 0:
+        items.append(FeedItem("turns", turns, _plural(turns, "turn")))
+    old_blocks = set(before.blocks)
+    sealed = tuple(block for block in after.blocks if block not in old_blocks)
+    if sealed:
+        items.append(FeedItem("blocks", len(sealed), f"{_plural(len(sealed), 'block')} sealed", sealed))
+    new_events = tuple(event_id for event_id in after.events if event_id not in before.events)
+    if new_events:
+        items.append(FeedItem("events", len(new_events), _plural(len(new_events), "event"), new_events))
+    for status, verb in (("superseded", "superseded"), ("forgotten", "forgotten"), ("archived", "archived")):
+        moved = tuple(event_id for event_id, now in after.events.items()
+                      if now == status and before.events.get(event_id) != status)
+        if moved:
+            items.append(FeedItem(status, len(moved), f"{_plural(len(moved), 'event')} {verb}", moved))
+    old_elements = set(before.elements)
+    new_elements = tuple(element for element in after.elements if element not in old_elements)
+    if new_elements:
+        items.append(FeedItem("elements", len(new_elements), _plural(len(new_elements), "element"), new_elements))
+    fact_changes = {element: count - before.superseded_facts.get(element, 0)
+                    for element, count in after.superseded_facts.items()}
+    touched = tuple(element for element, delta in fact_changes.items() if delta > 0)
+    superseded_facts = sum(delta for delta in fact_changes.values() if delta > 0)
+    if superseded_facts:
+        items.append(FeedItem("facts", superseded_facts, f"{_plural(superseded_facts, 'fact')} superseded", touched))
+    old_receipts = set(before.receipts)
+    receipts = tuple(receipt for receipt in after.receipts if receipt not in old_receipts)
+    if receipts:
+        items.append(FeedItem("receipts", len(receipts), _plural(len(receipts), "usage receipt"), receipts))
+    return ChangeSummary(before.revision, after.revision, tuple(items))
