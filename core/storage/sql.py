@@ -37,7 +37,7 @@ from stratagate.errors import (
 )
 from stratagate.search import stored
 from stratagate.snapshot import validate_section
-from stratagate.storage import files, migrations, records, schema, search_cache
+from stratagate.storage import files, migrations, records, schema, schema_objects, search_cache
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
@@ -539,7 +539,10 @@ def _check_and_upgrade(
     """Returns the notice to show and whether v9+ pending blocks must be hidden."""
     with engine.connect() as connection:
         tables = migrations.table_names(connection)
+        hostile = [] if read_only else schema_objects.unexpected_objects(connection)
     _check_is_stratagate(location, version, tables)
+    if hostile:
+        raise StorageOpenError(location, schema_objects.refusal(hostile))
     if version == 0:
         if read_only:
             raise StorageOpenError(location, "is an empty SQLite database, not a StrataGate one")
@@ -678,4 +681,9 @@ def _check_postgresql(
         raise StorageOpenError(location, f"has schema {version}; this StrataGate reads {schema.SCHEMA_VERSION}")
     if version > schema.SCHEMA_VERSION:
         return f"schema {version} is newer than {schema.SCHEMA_VERSION}: opened read-only"
+    if not read_only:
+        with engine.connect() as connection:
+            hostile = schema_objects.unexpected_objects(connection)
+        if hostile:
+            raise StorageOpenError(location, schema_objects.refusal(hostile))
     return None
