@@ -125,7 +125,7 @@ def open_demo(window: MainWindow, namespace: str | None = None, read_only: bool 
     window.worker.run(
         ensure_demo_database,
         on_done=lambda path: window.open_location(str(path), namespace, read_only=read_only),
-        on_error=lambda error: window.report_error(
+        on_error=lambda error: window.writes.show_error(
             "Cannot open the demo memory", f"Building {demo_database_path()} failed.\n\n{describe_open_error(error)}"
         ),
     )
@@ -144,7 +144,7 @@ def run(arguments: argparse.Namespace) -> int:
     window = build_main_window()
     window.resize(1280, 800)
     window.show()
-    window.errors_to_stderr = bool(arguments.self_test)
+    window.writes.errors_to_stderr = bool(arguments.self_test)
     open_from_arguments(window, arguments)
     if arguments.self_test:
         return self_test(window, arguments.self_test)

@@ -1,19 +1,19 @@
 """The main window: opening memories, namespace and thread pickers, the open-mode badge, and the views.
 
-Other parts of the app plug in here: `add_view(title, widget)` adds a tab, `undo_stack` backs Edit ▸ Undo/Redo,
-`memory_changed` fires whenever a memory is opened, reloaded or closed, `memory` is the open `StrataGate`
-(or None), and `worker` is the one serialized database thread every database call must go through.
+Other parts of the app plug in here: `add_view(title, widget)` adds a tab, `memory_changed` fires whenever a
+memory is opened, reloaded or closed, `memory` is the open `StrataGate` (or None), `worker` is the one
+serialized database thread every database call must go through, `writes` is the one write path (and its
+`changes` signal the one change feed), and `history` backs Edit ▸ Undo/Redo.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QDragEnterEvent, QDropEvent, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QActionGroup, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -22,18 +22,23 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QProgressDialog,
     QTabWidget,
     QToolBar,
     QWidget,
 )
 
+from stratagate_gui.changes import Changes
 from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory
 from stratagate_gui.strata.mount import add_strata_menu
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
+from stratagate_gui.undo import UndoHistory
 from stratagate_gui.widgets.badges import OpenModeBadge
 from stratagate_gui.workers import DatabaseWorker
+from stratagate_gui.writes import Writes
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
 
 MAX_RECENT = 10
 ALL_THREADS = "All threads"
@@ -54,13 +59,15 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.settings = settings or QSettings()
         self.worker = DatabaseWorker(self)
-        self.undo_stack = QUndoStack(self)
-        self.memory: Any = None
+        self.file_worker = DatabaseWorker(self)
+        """The lane for work that needs no database (Strata file moves)."""
+        self.writes = Writes(self.worker, self.file_worker, self)
+        self.history = UndoHistory(self.writes, self)
+        self.memory: StrataGate | None = None
         self.opened: OpenedMemory | None = None
         self.thread_id: str | None = None
         self.theme = theme
         self._progress: QProgressDialog | None = None
-        self.errors_to_stderr = False
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -68,8 +75,11 @@ class MainWindow(QMainWindow):
         self._build_toolbar()
         self._build_status_bar()
         self._build_menus()
-        self.worker.failed.connect(self._show_task_error)
         self.worker.busy_changed.connect(self._busy_label.setVisible)
+        self.writes.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.writes.changes.connect(self._on_changes)
+        self.history.changed.connect(self._update_undo_actions)
+        self._update_undo_actions()
 
     # Extension point -------------------------------------------------------------------------------------
 
@@ -100,6 +110,8 @@ class MainWindow(QMainWindow):
         previous, self.opened, self.memory = self.opened, None, None
         if previous is not None:
             self.worker.run(previous.close, description="close memory")
+        self.writes.set_memory(None)
+        self.history.follow(None)
         self._show_memory_state()
         self.memory_changed.emit(None)
 
@@ -109,7 +121,8 @@ class MainWindow(QMainWindow):
         self.opened, self.memory, self.thread_id = opened, opened.memory, None
         if previous is not None and previous.memory is not opened.memory:
             self.worker.run(previous.close, description="close previous memory")
-        self.undo_stack.clear()
+        self.writes.set_memory(opened.memory)
+        self.history.follow((opened.location, opened.namespace))
         self._remember_recent(opened.location)
         self._fill_pickers(opened)
         self._show_memory_state()
@@ -119,11 +132,14 @@ class MainWindow(QMainWindow):
         self._stop_progress()
         reason = describe_open_error(error)
         self.open_failed.emit(location, reason)
-        self.report_error("Cannot open memory", f"Cannot open {location}\n\n{reason}")
+        self.writes.show_error("Cannot open memory", f"Cannot open {location}\n\n{reason}")
 
-    def refresh_status(self) -> None:
-        """Re-read revision and current turn (after a write made by this window or a plug-in view)."""
-        self._show_memory_state()
+    def _on_changes(self, changes: Changes) -> None:
+        """Revision and current turn move with every write; a re-read may also bring new threads."""
+        if changes.touches_memory:
+            self._show_memory_state()
+        if changes.reloaded:
+            self.refresh_threads()
 
     # Toolbar, status bar, menus --------------------------------------------------------------------------
 
@@ -175,12 +191,8 @@ class MainWindow(QMainWindow):
         self._add_action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         edit_menu = self.menuBar().addMenu("&Edit")
-        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
-        edit_menu.addAction(self.undo_action)
-        edit_menu.addAction(self.redo_action)
+        self.undo_action = self._add_action(edit_menu, "&Undo", self.history.undo, QKeySequence.StandardKey.Undo)
+        self.redo_action = self._add_action(edit_menu, "&Redo", self.history.redo, QKeySequence.StandardKey.Redo)
         self.edit_menu = edit_menu
 
         view_menu = self.menuBar().addMenu("&View")
@@ -202,6 +214,14 @@ class MainWindow(QMainWindow):
         action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
         return action
+
+    def _update_undo_actions(self) -> None:
+        """Edit ▸ Undo/Redo name the step they would take, and are disabled while one is being written."""
+        history = self.history
+        self.undo_action.setEnabled(history.can_undo())
+        self.redo_action.setEnabled(history.can_redo())
+        self.undo_action.setText(f"&Undo {history.undo_text()}".rstrip())
+        self.redo_action.setText(f"&Redo {history.redo_text()}".rstrip())
 
     def set_theme(self, theme: str) -> None:
         apply_theme(QApplication.instance(), theme)
@@ -320,22 +340,11 @@ class MainWindow(QMainWindow):
             self._progress.deleteLater()
             self._progress = None
 
-    def _show_task_error(self, what: str, error: BaseException) -> None:
-        self.report_error("StrataGate Inspector", f"Could not {what}.\n\n{describe_open_error(error)}")
-
-    def report_error(self, title: str, text: str) -> None:
-        """A warning dialog; on stderr instead when `errors_to_stderr` is set (the unattended self-test)."""
-        if self.errors_to_stderr:
-            print(f"{title}: {text}", file=sys.stderr)
-        else:
-            QMessageBox.warning(self, title, text)
-
     def closeEvent(self, event) -> None:
         opened, self.opened, self.memory = self.opened, None, None
-        if opened is not None:
-            # After the tasks already queued, so nothing reads a closed memory; then the thread ends.
-            self.worker.call(opened.close)
-        self.worker.shutdown()
+        # Reads still queued are dropped; the memory closes after the task running now, then the threads end.
+        self.file_worker.shutdown()
+        self.worker.shutdown(last=opened.close if opened is not None else None)
         super().closeEvent(event)
 
     def wait_idle(self, timeout_ms: int = 30_000) -> bool:

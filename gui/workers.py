@@ -45,6 +45,7 @@ class DatabaseWorker(QObject):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stratagate-db")
         self._pending = 0
         self._shut_down = False
+        self._queued: set[Future] = set()
         # Emitted from the worker thread, received on the thread owning this object: a queued connection.
         self._deliver.connect(self._run_on_ui_thread)
 
@@ -78,15 +79,24 @@ class DatabaseWorker(QObject):
             else:
                 self._deliver.emit(lambda: on_done(result) if on_done else None)
 
-        return self._executor.submit(job)
+        future = self._executor.submit(job)
+        self._queued.add(future)
+        future.add_done_callback(self._queued.discard)
+        return future
 
     def call(self, task: Callable[[], T]) -> T:
-        """Run `task` on the worker thread and wait for it: for shutdown and scripted use, never from a view."""
+        """Run `task` on the worker thread and wait for it: for scripts and tests, never from the app."""
         return self._executor.submit(task).result()
 
-    def shutdown(self) -> None:
+    def shutdown(self, last: Callable[[], object] | None = None) -> None:
+        """Drop the tasks still queued, let the running one finish, run `last` (closing the memory), and end
+        the thread. Waits for those two only: the window closes without reading what nobody will see."""
         self._shut_down = True
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        for future in list(self._queued):
+            future.cancel()
+        if last is not None:
+            self._executor.submit(last)
+        self._executor.shutdown(wait=True, cancel_futures=False)
 
     def _report(self, error: BaseException, on_error: Callable[[BaseException], Any] | None, what: str) -> None:
         if on_error is not None:

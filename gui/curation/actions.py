@@ -69,6 +69,15 @@ class EventState:
         weight = replace(self.weight, pinned=self.pinned, forced_cap=self.forced_cap)
         return weight_at(weight, self.status, turn)
 
+    def __str__(self) -> str:
+        """How the conflict dialog names the state: "superseded, pinned, by evt_87"."""
+        parts = [self.status]
+        if self.pinned:
+            parts.append("pinned")
+        if self.superseded_by:
+            parts.append(f"by {self.superseded_by}")
+        return ", ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status,
@@ -102,6 +111,11 @@ class Step:
     @property
     def changes_anything(self) -> bool:
         return self.before.to_json() != self.after.to_json()
+
+
+def action_title(steps: list[Step]) -> str:
+    action = LABELS[steps[0].action] if steps else "Curate"
+    return f"{action} {steps[0].event_id}" if len(steps) == 1 else f"{action} {len(steps)} events"
 
 
 def resolve(action: Action, events: list[Event]) -> Action:

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtGui import QKeySequence
 
 from stratagate import journal
+from stratagate_gui.changes import Changes
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.curation.journal_view import JournalView
 from stratagate_gui.curation.view import CurationView
@@ -29,7 +30,7 @@ class CurationViews:
 
 def mount(window: Any) -> CurationViews:
     """Add the views to `window` (a `MainWindow`) and keep them on its open memory."""
-    controller = CurationController(window.worker, window.undo_stack, window)
+    controller = CurationController(window.writes, window.history, window)
     views = CurationViews(
         controller,
         CurationView(controller),
@@ -59,26 +60,16 @@ def mount(window: Any) -> CurationViews:
         views.journal.set_source(read, lambda: journal.verify_backend(backend, namespace))
         views.receipts.set_memory(memory, read)
 
-    def written(_ids: list[str]) -> None:
-        window.refresh_status()
-        views.journal.refresh()
-        events = getattr(window, "events", None)
-        if events is not None and hasattr(events, "refresh"):
-            events.refresh()
-
-    def blocks_written(_ids: list[str]) -> None:
-        views.journal.refresh()
-        timeline = getattr(window, "timeline", None)
-        if timeline is not None:
-            timeline.after_lift()
+    def changed(changes: Changes) -> None:
+        if changes.touches_journal:
+            views.journal.refresh()
+        if changes.reloaded:
+            views.receipts.refresh()
 
     timeline = getattr(window, "timeline", None)
     if timeline is not None:
         timeline.lift_requested.connect(controller.request_lift)
     window.memory_changed.connect(follow)
-    controller.blocks_changed.connect(blocks_written)
-    controller.changed.connect(written)
-    controller.reloaded.connect(window.refresh_status)
-    controller.message.connect(lambda text: window.statusBar().showMessage(text, 8000))
+    window.writes.changes.connect(changed)
     follow(window.memory)
     return views

@@ -103,23 +103,21 @@ class CurationView(QWidget):
         shortcuts.bind(shortcuts.ARCHIVE, self.table, lambda: self.act(Action.ARCHIVE))
         shortcuts.bind(shortcuts.SUPERSEDE, self.table, self.supersede)
         shortcuts.bind(shortcuts.SEARCH, self, self.focus_search)
-        controller.changed.connect(lambda _ids: self.model.refresh_rows())
-        controller.reloaded.connect(self.refresh)
+        # Any write to events (a correction adds one) or a re-read: list the ids again, rows stay until rebuilt.
+        controller.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
         self.set_memory(None)
 
     # Memory ----------------------------------------------------------------------------------------------
 
     def set_memory(self, memory: Any) -> None:
         self.memory = memory
-        self.controller.set_memory(memory)
-        writable = self.controller.writable
+        writable = memory is not None and not memory.read_only
         for button in self.buttons.values():
             button.setEnabled(writable)
         self.preview_box.setEnabled(writable)
-        if memory is None:
-            self.model.clear()
-            self.count_label.setText("")
-        else:
+        self.model.clear()
+        self.count_label.setText("")
+        if memory is not None:
             self.refresh()
 
     def refresh(self) -> None:
@@ -140,7 +138,8 @@ class CurationView(QWidget):
     def _show_ids(self, memory: Any, ids: list[str]) -> None:
         if memory is not self.memory:
             return
-        self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        # The same memory listed again (after a write or a new filter): rows and selection follow their ids.
+        self.model.update_ids(ids, lambda chunk: event_rows(memory, chunk))
         self.count_label.setText(f"{len(ids):,} events")
 
     def selected_ids(self) -> list[str]:

@@ -4,6 +4,10 @@ The model holds the ids (a 100k-event memory is ~100k short strings) and exposes
 through `fetchMore`, as Spyder's data-frame editor does. A row is built only when a view asks for it: the model
 queues the chunk holding that row on the database worker and shows a placeholder until it arrives. Built
 chunks live in a small LRU cache, so memory stays flat however far the user scrolls.
+
+After a write (`update_ids`, `refresh_rows`), rows already built stay on screen until their fresh versions
+arrive, and the selection follows its ids, like Anki's browser table. A chunk that fails to build shows the
+error on its rows and is asked for again after a pause that doubles with each failure.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QColor
 
 from stratagate_gui.workers import DatabaseWorker
 
@@ -21,6 +26,9 @@ RowLoader = Callable[[list[str]], list[Row]]
 """Builds the rows for these ids, in order; runs on the database worker thread."""
 
 PLACEHOLDER = "…"
+ERROR_COLOUR = QColor("#dc2626")
+FIRST_RETRY_MS = 1000
+LAST_RETRY_MS = 30_000
 _ROOT = QModelIndex()
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -39,6 +47,10 @@ class LazyIdTableModel(QAbstractTableModel):
         self._loader: RowLoader | None = None
         self._chunks: OrderedDict[int, list[Row]] = OrderedDict()
         self._requested: set[int] = set()
+        self._stale: dict[str, Row] = {}
+        """Rows built before the last write, by id: shown until their chunk is rebuilt."""
+        self._errors: dict[int, tuple[str, int]] = {}
+        """Chunks whose build failed: (the error, how many times in a row)."""
         self._generation = 0
         self.cell_foreground: Callable[[Row, int], Any] | None = None
         """Optional colour (a QColor or None) for a cell of a built row."""
@@ -46,25 +58,54 @@ class LazyIdTableModel(QAbstractTableModel):
     # Content ---------------------------------------------------------------------------------------------
 
     def set_ids(self, ids: list[str], loader: RowLoader | None) -> None:
+        """Show a new list (another memory, another filter): nothing of the previous one is kept."""
         self.beginResetModel()
-        self._generation += 1
+        self._forget_rows()
+        self._stale.clear()
         self._ids = list(ids)
         self._loader = loader
         self._exposed = min(len(self._ids), self.PAGE_SIZE)
-        self._chunks.clear()
-        self._requested.clear()
         self.endResetModel()
 
     def clear(self) -> None:
         self.set_ids([], None)
 
+    def update_ids(self, ids: list[str], loader: RowLoader | None) -> None:
+        """The same list re-read after a write: ids may come, go or move. Built rows stay visible until
+        rebuilt, and selected rows (persistent indexes) follow their ids; an id that left loses its row."""
+        self._stash_built_rows()
+        self.layoutAboutToBeChanged.emit()
+        positions = {identifier: row for row, identifier in enumerate(ids)}
+        old = self.persistentIndexList()
+        new_rows = [positions.get(self._ids[index.row()], -1) if index.row() < len(self._ids) else -1 for index in old]
+        self._forget_rows()
+        self._ids = list(ids)
+        self._loader = loader
+        wanted = max([self._exposed, self.PAGE_SIZE, *(row + 1 for row in new_rows)])
+        self._exposed = min(len(self._ids), wanted)
+        self.changePersistentIndexList(
+            old,
+            [self.index(row, index.column()) if row >= 0 else QModelIndex() for row, index in zip(new_rows, old, strict=True)],
+        )
+        self.layoutChanged.emit()
+
     def refresh_rows(self) -> None:
-        """Drop built rows (after a write) so they are rebuilt from the database when next shown."""
+        """Rebuild rows from the database when next shown (after a write); until then they show as they were."""
+        self._stash_built_rows()
+        self._forget_rows()
+        if self._exposed:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._exposed - 1, len(self._headers) - 1))
+
+    def _stash_built_rows(self) -> None:
+        for chunk_number, rows in self._chunks.items():
+            start = chunk_number * self.CHUNK_SIZE
+            self._stale.update(zip(self._ids[start : start + len(rows)], rows, strict=False))
+
+    def _forget_rows(self) -> None:
         self._generation += 1
         self._chunks.clear()
         self._requested.clear()
-        if self._exposed:
-            self.dataChanged.emit(self.index(0, 0), self.index(self._exposed - 1, len(self._headers) - 1))
+        self._errors.clear()
 
     @property
     def total(self) -> int:
@@ -126,11 +167,24 @@ class LazyIdTableModel(QAbstractTableModel):
             return None
         row = self._cached_row(row_number)
         if row is None:
+            failure = self._errors.get(row_number // self.CHUNK_SIZE)
+            if failure is not None:
+                return self._error_cell(failure[0], index.column(), role)
+            row = self._stale.get(self._ids[row_number])
+        if row is None:
             return PLACEHOLDER if role == Qt.ItemDataRole.DisplayRole else None
         if role == Qt.ItemDataRole.ForegroundRole:
             return self.cell_foreground(row, index.column()) if self.cell_foreground else None
         value = row[index.column()]
         return "" if value is None else str(value)
+
+    @staticmethod
+    def _error_cell(error: str, column: int, role: int) -> object:
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return ERROR_COLOUR
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"This row could not be read; retrying.\n{error}"
+        return f"⚠ {error}" if column == 0 else ""
 
     # Row building ----------------------------------------------------------------------------------------
 
@@ -161,7 +215,11 @@ class LazyIdTableModel(QAbstractTableModel):
         if generation != self._generation:
             return  # the ids changed while this chunk was being built
         self._requested.discard(chunk_number)
+        self._errors.pop(chunk_number, None)
         self._chunks[chunk_number] = rows
+        start = chunk_number * self.CHUNK_SIZE
+        for identifier in self._ids[start : start + len(rows)]:
+            self._stale.pop(identifier, None)
         while len(self._chunks) > self.MAX_CACHED_CHUNKS:
             self._chunks.popitem(last=False)
         first = chunk_number * self.CHUNK_SIZE
@@ -170,6 +228,23 @@ class LazyIdTableModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(self._headers) - 1))
 
     def _chunk_failed(self, generation: int, chunk_number: int, error: BaseException) -> None:
-        # The chunk stays marked as requested, so a failing database is reported once, not on every repaint.
-        if generation == self._generation:
-            self._worker.failed.emit("load rows", error)
+        """Show the error on the chunk's rows; ask again after a pause (1 s, doubling up to 30 s). The chunk
+        stays marked as requested meanwhile, so repaints do not hammer a failing database."""
+        if generation != self._generation:
+            return
+        failures = self._errors.get(chunk_number, ("", 0))[1] + 1
+        self._errors[chunk_number] = (f"{type(error).__name__}: {error}", failures)
+        self._emit_chunk_changed(chunk_number)
+        delay = min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1))
+        QTimer.singleShot(delay, self, lambda: self._retry(generation, chunk_number))
+
+    def _retry(self, generation: int, chunk_number: int) -> None:
+        if generation == self._generation and chunk_number in self._errors:
+            self._requested.discard(chunk_number)
+            self._emit_chunk_changed(chunk_number)  # the view asks for the rows again if they are visible
+
+    def _emit_chunk_changed(self, chunk_number: int) -> None:
+        first = chunk_number * self.CHUNK_SIZE
+        last = min(first + self.CHUNK_SIZE, self._exposed) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self._headers) - 1))

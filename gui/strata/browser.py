@@ -2,8 +2,9 @@
 
 Reading never changes the store (no access counted, nothing promoted: the browser is for looking). Every move
 — promote, evict, rehydrate — first shows the janitor's dry-run plan in a preview dialog and runs only when
-the user applies it. Errors (bad paths, damaged sidecar or shadow index, unreadable files) appear in a dialog
-naming the file; the store is left as it was.
+the user applies it, as a write of the app's one write path on its file lane (progress with Cancel, the
+shared failure policy, `Changes(files=True)` for every browser). Errors (bad paths, damaged sidecar or shadow
+index, unreadable files) appear in the write path's dialog naming the file; the store is left as it was.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMessageBox,
-    QProgressDialog,
     QPushButton,
     QSplitter,
     QTableView,
@@ -33,6 +32,7 @@ from stratagate.strata import StrataStore, Tier, janitor
 from stratagate.strata.archive import read_blob
 from stratagate.strata.janitor import FileResult
 from stratagate.strata.search import search
+from stratagate_gui.changes import Changes, Origin
 from stratagate_gui.strata.dialogs import PlanPreviewDialog, pending_count
 from stratagate_gui.strata.models import (
     SEARCH_COLUMNS,
@@ -42,6 +42,7 @@ from stratagate_gui.strata.models import (
     iso_to_epoch,
 )
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.writes import Lane, Progress, WriteOp, Writes
 
 PREVIEW_LIMIT = 2 * 1024 * 1024
 SEARCH_LIMIT = 100
@@ -53,12 +54,12 @@ class StrataBrowser(QWidget):
     store_changed = Signal()
     """Emitted after files moved between tiers."""
 
-    def __init__(self, data_dir: Path | str, parent: QWidget | None = None) -> None:
+    def __init__(self, data_dir: Path | str, writes: Writes, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = StrataStore(Path(data_dir))
         self.store.require_exists()
+        self.writes = writes
         self.preview_dialog: PlanPreviewDialog | None = None
-        self.error_box: QMessageBox | None = None
 
         self.location = QLabel(str(self.store.base_dir), self)
         self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -109,6 +110,7 @@ class StrataBrowser(QWidget):
         layout.addLayout(top)
         layout.addWidget(splitter, 1)
         layout.addLayout(actions)
+        writes.changes.connect(self._on_changes)
         self.refresh()
 
     # Content ---------------------------------------------------------------------------------------------
@@ -128,7 +130,7 @@ class StrataBrowser(QWidget):
         try:
             rows = {tier: self._tier_rows(tier) for tier in Tier}
         except (StrataGateError, OSError) as error:
-            self.show_error(str(error))
+            self.writes.report("read the Strata store", error)
             return
         for tier, tier_rows in rows.items():
             self.models[tier].set_rows(tier_rows)
@@ -163,7 +165,7 @@ class StrataBrowser(QWidget):
         try:
             hits = search(self.store, self.search_field.text(), top_k=SEARCH_LIMIT, record_access=False)
         except (StrataGateError, OSError) as error:
-            self.show_error(str(error))
+            self.writes.report("search the Strata store", error)
             return
         self.search_model.set_rows(
             [
@@ -238,7 +240,7 @@ class StrataBrowser(QWidget):
         try:
             plan = make_plan()
         except (StrataGateError, OSError) as error:
-            self.show_error(str(error))
+            self.writes.report(f"plan {title.lower()}", error)
             return
         dialog = PlanPreviewDialog(title, plan, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -247,32 +249,26 @@ class StrataBrowser(QWidget):
         dialog.open()
 
     def _apply(self, title: str, plan: list[FileResult], apply: Apply) -> None:
-        progress = QProgressDialog(f"{title}…", "", 0, pending_count(plan), self)
-        progress.setCancelButton(None)
-        progress.setMinimumDuration(500)
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        store, progress = self.store, Progress(pending_count(plan))
+        self.writes.run(
+            WriteOp(
+                label=title,
+                write=lambda: apply(store, plan, progress.advance),
+                changes=lambda _results: Changes.of(Origin.ACTION, title, files=True),
+                on_committed=self._report_unmoved,
+                progress=progress,
+                lane=Lane.FILES,
+                needs_writable_memory=False,
+            )
+        )
 
-        def advance(step: int) -> None:
-            progress.setValue(progress.value() + step)
-
-        try:
-            results = apply(self.store, plan, advance)
-        except (StrataGateError, OSError) as error:
-            self.show_error(str(error))
-            results = []
-        finally:
-            progress.reset()
-            progress.deleteLater()
+    def _report_unmoved(self, results: list[FileResult]) -> None:
         failures = [result for result in results if result.status in ("conflict", "error")]
         if failures:
             lines = "\n".join(f"{result.path}: {result.detail}" for result in failures)
-            self.show_error(f"{len(failures)} file(s) did not move:\n{lines}")
-        self.refresh()
-        self.store_changed.emit()
+            self.writes.show_error("Strata", f"{len(failures)} file(s) did not move:\n{lines}")
 
-    def show_error(self, message: str) -> None:
-        """A window-modal error dialog (non-blocking, so tests and the event loop keep running)."""
-        box = QMessageBox(QMessageBox.Icon.Critical, "Strata", message, QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.error_box = box
-        box.open()
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.files:
+            self.refresh()
+            self.store_changed.emit()

@@ -28,16 +28,13 @@ def choose_data_directory(window: Any) -> None:
         open_data_directory(window, Path(folder))
 
 
-def open_data_directory(window: Any, folder: Path) -> StrataBrowser | QMessageBox:
+def open_data_directory(window: Any, folder: Path) -> StrataBrowser | QMessageBox | None:
     """Show the store at `folder` in a new tab; a folder that is not a usable store gets an error dialog."""
     try:
-        browser = StrataBrowser(folder)
+        browser = StrataBrowser(folder, window.writes)
     except (StrataGateError, OSError) as error:
-        box = QMessageBox(
-            QMessageBox.Icon.Critical, "Strata", str(error), QMessageBox.StandardButton.Ok, window
-        )
-        box.open()
-        return box
+        window.writes.report(f"open the Strata store {folder}", error)
+        return window.writes.error_box
     window.add_view(f"Strata — {browser.store.base_dir.name}", browser)
     window.show_view(browser)
     return browser

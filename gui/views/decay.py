@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from stratagate.blocks import BLOCK_MAX_LEVEL, block_weight, decayed_block_level
 from stratagate.weights import BASE_LAMBDA, memory_weight_at
+from stratagate_gui.changes import Changes
 
 if TYPE_CHECKING:
     from stratagate_gui.main_window import MainWindow
@@ -181,6 +183,9 @@ class DecayView(QWidget):
         layout.addLayout(controls)
         layout.addWidget(splitter, 1)
         window.memory_changed.connect(self.set_memory)
+        window.writes.changes.connect(self._on_changes)
+        self._stale = False
+        """A write moved the plotted curves while this view was hidden: recompute when shown."""
 
     def set_memory(self, memory: Any) -> None:
         self.memory = memory
@@ -190,6 +195,20 @@ class DecayView(QWidget):
             self.block_lambda.setValue(memory.block_decay_lambda)
             self.block_lambda.blockSignals(False)
         self.reload()
+
+    def _on_changes(self, changes: Changes) -> None:
+        """A pin, a forget or a lift moves the plotted curves: recompute them, now if shown, else when shown."""
+        if changes.touches_events or changes.touches_blocks:
+            if self.isVisible():
+                self.reload()
+            else:
+                self._stale = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.reload()
 
     def show_items(self, kind: str, ids: list[str]) -> None:
         """Plot these events, elements or blocks (replacing what was plotted)."""

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from stratagate.model import Element, ElementFact
 from stratagate.timeutil import parse_js_date
+from stratagate_gui.changes import Changes
 from stratagate_gui.views.cards import element_summary_markdown, link
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
 
@@ -217,6 +218,7 @@ class ElementsView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
         window.memory_changed.connect(self.set_memory)
+        window.writes.changes.connect(self._on_changes)
 
     def set_memory(self, memory: Any) -> None:
         self.memory = memory
@@ -235,7 +237,18 @@ class ElementsView(QWidget):
                                     on_done=lambda labels: self._show_elements(memory, labels),
                                     description="list elements")
 
-    def _show_elements(self, memory: Any, labels: list[tuple[str, str]]) -> None:
+    def _on_changes(self, changes: Changes) -> None:
+        """Re-read the list after a write to elements or a re-read, keeping the element shown."""
+        if changes.touches_elements and self.memory is not None:
+            shown = self.element.id if self.element is not None else None
+            memory = self.memory
+            self.window_.worker.run(
+                lambda: element_labels(memory),
+                on_done=lambda labels: self._show_elements(memory, labels, shown),
+                description="list elements",
+            )
+
+    def _show_elements(self, memory: Any, labels: list[tuple[str, str]], shown: str | None = None) -> None:
         if memory is not self.memory:
             return  # a memory opened since this list was asked for
         self.element_ids = [element_id for element_id, _label in labels]
@@ -246,7 +259,9 @@ class ElementsView(QWidget):
             item = QListWidgetItem(label)
             item.setData(Qt.ItemDataRole.UserRole, element_id)
             self.element_list.addItem(item)
-        if labels:
+        if shown in self.element_ids:
+            self.select_element(shown)
+        elif labels:
             self.element_list.setCurrentRow(0)
 
     def select_element(self, element_id: str) -> None:

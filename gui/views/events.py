@@ -214,6 +214,7 @@ class EventsView(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         window.memory_changed.connect(self.set_memory)
         window.thread_changed.connect(lambda _thread: self.refresh())
+        window.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
         self._pending_select: str | None = None
         """An event a jump asked for while the filters hid it (shown once the cleared filters apply)."""
         self._reselect: str | None = None
@@ -236,9 +237,9 @@ class EventsView(QWidget):
         if self.memory is not None:
             current = self.table.currentIndex()
             self._reselect = self.model.id_at(current.row()) if current.isValid() else None
-            self._query(self.filters.where())
+            self._query(self.filters.where(), keep_rows=True)
 
-    def _query(self, where: dict[str, str]) -> None:
+    def _query(self, where: dict[str, str], keep_rows: bool = False) -> None:
         memory = self.memory
         if memory is None:
             return
@@ -246,19 +247,23 @@ class EventsView(QWidget):
             where = {**where, "threadId": self.window_.thread_id}
         self.window_.worker.run(
             lambda: memory.event_ids(where or None),
-            on_done=lambda ids: self._show_ids(memory, ids),
+            on_done=lambda ids: self._show_ids(memory, ids, keep_rows),
             description="list events",
         )
 
-    def _show_ids(self, memory: Any, ids: list[str]) -> None:
+    def _show_ids(self, memory: Any, ids: list[str], keep_rows: bool) -> None:
         if memory is not self.memory:
             return
-        self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        if keep_rows:  # after a write: rows stay on screen until rebuilt, the selection follows its ids
+            self.model.update_ids(ids, lambda chunk: event_rows(memory, chunk))
+        else:
+            self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
         self.count_label.setText(f"{len(ids):,} events")
         if self._pending_select:
             self.select_event(self._pending_select)
         elif self._reselect and self.model.row_of(self._reselect) >= 0:
             self.select_event(self._reselect)
+            self._on_selection()  # the selection may not have moved; its card must show the written state
         self._reselect = None
 
     def selected_ids(self) -> list[str]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from stratagate.blocks import BLOCK_MAX_LEVEL, block_level_label, render_block
 from stratagate.model import Block, BlockContextEntry, Message
+from stratagate_gui.changes import Changes
 from stratagate_gui.theme import LEVEL_COLOURS
 from stratagate_gui.views.cards import escape
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser, render_markdown
@@ -200,7 +201,10 @@ class TimelineView(QWidget):
 
         window.memory_changed.connect(self.set_memory)
         window.thread_changed.connect(lambda _thread: self.reload())
+        window.writes.changes.connect(self._on_changes)
         self._pending_message: str | None = None
+        self._stale = False
+        """Blocks changed while this view was hidden: re-read them when it is shown."""
 
     # Loading ---------------------------------------------------------------------------------------------
 
@@ -271,14 +275,24 @@ class TimelineView(QWidget):
 
     def lift_selected(self) -> None:
         """Ask for a user lift of the selected block (the curation controller writes it and pushes it on the
-        undo stack, then `blocks_changed` reloads this view)."""
+        undo history; the write's `changes` then reload this view)."""
         if self.memory is None or self.selected_block is None:
             return
         self.lift_requested.emit(self.selected_block, self.lift_target.currentIndex())
 
-    def after_lift(self) -> None:
-        self.window_.refresh_status()
-        self.reload()
+    def _on_changes(self, changes: Changes) -> None:
+        """A lift, its undo or a re-read moves blocks' levels: re-read them, keeping the selected block."""
+        if changes.touches_blocks:
+            if self.isVisible():
+                self.reload()
+            else:
+                self._stale = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.reload()
 
     def _on_list_selection(self, item: QListWidgetItem | None) -> None:
         if item is not None:

@@ -77,8 +77,8 @@ def test_bad_files_get_a_dialog_naming_the_file(make_window, tmp_path: Path, mon
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(content)
     shown: list[str] = []
-    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
     window = make_window()
+    window.writes.show_error = lambda _title, text: shown.append(text)
     window.open_location(str(bad))
     assert window.wait_idle()
     assert len(shown) == 1 and str(bad) in shown[0]
@@ -91,8 +91,8 @@ def test_unknown_newer_schema_is_refused_and_the_app_stays_usable(make_window, r
     connection.execute("PRAGMA user_version = 99")
     connection.close()
     shown: list[str] = []
-    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
     window = make_window()
+    window.writes.show_error = lambda _title, text: shown.append(text)
     window.open_location(str(reference_db_copy))
     assert window.wait_idle()
     assert len(shown) == 1 and str(reference_db_copy) in shown[0] and "99" in shown[0]

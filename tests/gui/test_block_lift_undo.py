@@ -30,16 +30,16 @@ def test_lift_undo_redo(opened_window, reference_db_copy: Path):
     assert window.wait_idle()
     lifted = block_rows(reference_db_copy, "blk_50")
     assert lifted != original
-    assert window.undo_stack.count() == 1 and window.undo_stack.undoText() == "Lift blk_50 to L2"
+    assert window.history.count() == 1 and window.history.undo_text() == "Lift blk_50 to L2"
     block = window.worker.call(lambda: window.memory.get_block("blk_50"))
     assert (block.pointer_anchor_level, block.last_lifted_by) == (2, "user")
 
-    window.undo_stack.undo()
+    window.history.undo()
     assert window.wait_idle()
     assert block_rows(reference_db_copy, "blk_50") == original
     assert ("blk_50", 13, 24, 0) in [(b, s, e, lane) for b, s, e, lane, _level in timeline.plot.bars]
 
-    window.undo_stack.redo()
+    window.history.redo()
     assert window.wait_idle()
     assert block_rows(reference_db_copy, "blk_50") == lifted
     entries = window.worker.call(lambda: journal.read_entries(window.memory.backend.engine, REFERENCE_NAMESPACE))
@@ -51,12 +51,11 @@ def test_lift_undo_redo(opened_window, reference_db_copy: Path):
 
 def test_a_conflicting_lift_undo_puts_the_stack_back_and_runs_again(opened_window, qtbot, reference_db_copy: Path):
     from stratagate.memory import open as open_memory
-    from stratagate_gui.curation.dialogs import ConflictChoice
+    from stratagate_gui.widgets.conflict_dialog import ConflictChoice
 
     window, timeline = opened_window, opened_window.timeline
-    controller = window.curation.controller
     conflicts: list[str] = []
-    controller.resolve_conflict = lambda what, *_: conflicts.append(what) or ConflictChoice.CANCEL
+    window.writes.resolve_conflict = lambda what, *_: conflicts.append(what) or ConflictChoice.CANCEL
     original = block_rows(reference_db_copy, "blk_50")
     timeline.select_block("blk_50")
     timeline.lift_target.setCurrentIndex(4)
@@ -65,11 +64,11 @@ def test_a_conflicting_lift_undo_puts_the_stack_back_and_runs_again(opened_windo
     other = open_memory(reference_db_copy, REFERENCE_NAMESPACE)
     other.pin_event("evt_51")
     lifted = block_rows(reference_db_copy, "blk_50")
-    window.undo_stack.undo()
-    qtbot.waitUntil(lambda: conflicts == ["Undo Lift blk_50 to L4"] and window.undo_stack.index() == 1)
+    window.history.undo()
+    qtbot.waitUntil(lambda: conflicts == ["Undo Lift blk_50 to L4"] and window.history.index() == 1)
     assert window.wait_idle()
     assert block_rows(reference_db_copy, "blk_50") == lifted
-    window.undo_stack.undo()  # the memory was re-read after the conflict: this time it applies
+    window.history.undo()  # the memory was re-read after the conflict: this time it applies
     assert window.wait_idle()
-    assert block_rows(reference_db_copy, "blk_50") == original and window.undo_stack.index() == 0
+    assert block_rows(reference_db_copy, "blk_50") == original and window.history.index() == 0
     other.close()

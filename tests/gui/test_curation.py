@@ -14,15 +14,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QUndoStack
 
 from stratagate import journal
 from stratagate.memory import open as open_memory
 from stratagate.weights import SUPERSEDED_CAP
 from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import CurationController
-from stratagate_gui.curation.dialogs import ConflictChoice, preview_rows
+from stratagate_gui.curation.dialogs import preview_rows
+from stratagate_gui.undo import UndoHistory
+from stratagate_gui.widgets.conflict_dialog import ConflictChoice
 from stratagate_gui.workers import DatabaseWorker
+from stratagate_gui.writes import Writes
 from tests.conftest import REFERENCE_NAMESPACE
 
 FIXED_NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
@@ -57,16 +59,17 @@ class Harness:
         self.path = path
         self.memory = _open(path, read_only)
         self.worker = DatabaseWorker()
-        self.stack = QUndoStack()
-        self.controller = CurationController(self.worker, self.stack)
-        self.controller.set_memory(self.memory)
+        self.writes = Writes(self.worker)
+        self.writes.set_memory(self.memory)
+        self.stack = UndoHistory(self.writes)
+        self.controller = CurationController(self.writes, self.stack)
         self.previews: list[tuple[str, list, int]] = []
         self.conflicts: list[tuple] = []
         self.conflict_choice = ConflictChoice.RETRY
         self.controller.confirm = lambda title, steps, turn: (
             self.previews.append((title, steps, turn)) or True
         )
-        self.controller.resolve_conflict = self._resolve
+        self.writes.resolve_conflict = self._resolve
 
     def _resolve(self, what, error, expected, current):
         self.conflicts.append((what, error, expected, current))
@@ -108,7 +111,7 @@ def test_pin_previews_weights_writes_a_journal_entry_and_pushes_one_command(harn
     row = preview_rows(steps, turn)[0]
     assert row[0] == "evt_51" and row[3] == "False → True"
     assert row[4].endswith("→ 1.000") and not row[4].startswith("1.000")
-    assert harness.stack.count() == 1 and harness.stack.undoText() == "Pin evt_51"
+    assert harness.stack.count() == 1 and harness.stack.undo_text() == "Pin evt_51"
     (entry,) = harness.journal()
     assert (entry.actor, entry.action, entry.ids) == ("reviewer", "pin", ["evt_51"])
     assert (entry.before["pinned"], entry.after["pinned"]) == (False, True)
@@ -129,6 +132,7 @@ def test_forgetting_a_selection_is_one_macro_and_undo_restores_each_exact_state(
     assert {harness.event(event_id).status for event_id in before} == {"forgotten"}
 
     harness.stack.undo()
+    harness.idle()
     for event_id, old in before.items():
         now = harness.event(event_id)
         assert (now.status, now.superseded_by, now.weight.forced_cap) == (
@@ -155,8 +159,10 @@ def test_undo_then_redo_leaves_every_row_identical(harness, action, ids, replace
     harness.request(action, ids, replacement)
     after_action = dump_rows(harness.path)
     harness.stack.undo()
+    harness.idle()
     assert dump_rows(harness.path) != after_action
     harness.stack.redo()
+    harness.idle()
     assert dump_rows(harness.path) == after_action
     assert journal.verify(harness.memory.backend.engine).ok
 
@@ -172,6 +178,7 @@ def test_supersede_by_an_existing_event_and_its_exact_undo(harness):
     assert second.superseded_by == "evt_87"
     original_54 = harness.stack.command(0).steps[1].before
     harness.stack.undo()
+    harness.idle()
     first, second = harness.event("evt_51"), harness.event("evt_54")
     assert (first.status, first.superseded_by, first.weight.forced_cap) == ("active", None, None)
     # evt_54 was already superseded by another event: undo gives that supersession back, not "active".
@@ -189,9 +196,11 @@ def test_a_corrected_card_supersedes_and_undo_archives_it(harness):
     assert row[2] == "new → active"
     after_action = dump_rows(harness.path)
     harness.stack.undo()
+    harness.idle()
     assert harness.event("evt_corrected").status == "archived"
     assert (harness.event("evt_51").status, harness.event("evt_51").superseded_by) == ("active", None)
     harness.stack.redo()
+    harness.idle()
     assert dump_rows(harness.path) == after_action
     assert [entry.action for entry in harness.journal()] == [
         "correct",
@@ -236,10 +245,12 @@ def test_a_conflicting_undo_puts_the_stack_back_and_retry_finishes_it(harness):
     other.forget_event("evt_83")
     harness.conflict_choice = ConflictChoice.CANCEL
     harness.stack.undo()
+    harness.idle()
     harness.qtbot.waitUntil(lambda: len(harness.conflicts) == 1 and harness.stack.index() == 1)
     harness.idle()
     assert harness.event("evt_55").weight.pinned  # the undo did not happen, and the stack says so
     harness.stack.undo()  # the memory was re-read after the conflict: this time it applies
+    harness.idle()
     assert not harness.event("evt_55").weight.pinned and harness.stack.index() == 0
     assert harness.event("evt_83").status == "forgotten"
     other.close()
@@ -249,7 +260,7 @@ def test_read_only_memory_refuses_curation_and_the_file_stays_byte_identical(qtb
     digest = hashlib.sha256(reference_db_copy.read_bytes()).hexdigest()
     h = Harness(qtbot, reference_db_copy, read_only=True)
     messages: list[str] = []
-    h.controller.message.connect(messages.append)
+    h.writes.message.connect(messages.append)
     assert not h.controller.writable
     h.request(Action.PIN, ["evt_51"])
     h.controller.request_correction(["evt_51"], {"id": "evt_x", "title": "t", "summary": "s"})
@@ -271,6 +282,7 @@ def test_a_selection_action_is_one_revision_and_so_is_its_undo(harness):
     assert harness.worker.call(lambda: harness.memory.revision) == revision + 1
     assert [entry.action for entry in harness.journal()] == ["forget"] * 3
     harness.stack.undo()
+    harness.idle()
     assert harness.worker.call(lambda: harness.memory.revision) == revision + 2
     assert {harness.event(event_id).status for event_id in ("evt_51", "evt_55")} == {"active"}
     assert harness.event("evt_53").status == "superseded"
@@ -303,4 +315,5 @@ def test_do_then_undo_leaves_every_row_byte_identical(harness, action, ids, repl
     harness.request(action, ids, replacement)
     assert dump_rows(harness.path) != original
     harness.stack.undo()
+    harness.idle()
     assert dump_rows(harness.path) == original  # updatedAt included: the undo restores the earlier stamps

@@ -9,8 +9,9 @@ from PySide6.QtWidgets import QDialog
 from stratagate.errors import StorageConflictError
 from stratagate.model import EventWeight
 from stratagate_gui.curation.actions import Action, EventState, Step
-from stratagate_gui.curation.dialogs import ConflictChoice, ConflictDialog, PreviewDialog
+from stratagate_gui.curation.dialogs import PreviewDialog
 from stratagate_gui.curation.view import SupersedeDialog
+from stratagate_gui.widgets.conflict_dialog import ConflictChoice, ConflictDialog
 
 ACTIVE = EventState("active", False, None, None, EventWeight(mention_count=1, last_adopted_turn=30))
 

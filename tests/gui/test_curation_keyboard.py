@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QApplication
 
 from stratagate.memory import open as open_memory
@@ -15,21 +14,25 @@ from stratagate_gui import shortcuts
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.curation.view import CurationView
 from stratagate_gui.shortcuts import select_row
+from stratagate_gui.undo import UndoHistory
 from stratagate_gui.workers import DatabaseWorker
+from stratagate_gui.writes import Writes
 from tests.conftest import REFERENCE_NAMESPACE
 
 
 @pytest.fixture
 def triage(qtbot, reference_db_copy: Path):
     worker = DatabaseWorker()
-    stack = QUndoStack()
-    controller = CurationController(worker, stack)
+    writes = Writes(worker)
+    stack = UndoHistory(writes)
+    controller = CurationController(writes, stack)
     controller.confirm = lambda *_: True
     view = CurationView(controller)
     qtbot.addWidget(view)
     memory = open_memory(
         reference_db_copy, REFERENCE_NAMESPACE, now=lambda: datetime(2026, 12, 1, tzinfo=UTC)
     )
+    writes.set_memory(memory)
     view.set_memory(memory)
     view.show()
     qtbot.waitExposed(view)
@@ -76,7 +79,7 @@ def test_p_toggles_the_pin_and_f_toggles_forget(qtbot, triage):
     qtbot.keyClick(view.table, Qt.Key.Key_F)
     _idle(qtbot, worker)
     assert worker.call(lambda: memory.get_event("evt_51").status) == "active"
-    assert [stack.text(index) for index in range(stack.count())] == [
+    assert [stack.command(index).text() for index in range(stack.count())] == [
         "Pin evt_51",
         "Unpin evt_51",
         "Forget evt_51",
@@ -120,11 +123,13 @@ def test_shortcuts_dialog_lists_every_binding():
 
 def test_read_only_memory_disables_every_curation_control(qtbot, reference_db_copy: Path):
     worker = DatabaseWorker()
-    stack = QUndoStack()
-    controller = CurationController(worker, stack)
+    writes = Writes(worker)
+    stack = UndoHistory(writes)
+    controller = CurationController(writes, stack)
     view = CurationView(controller)
     qtbot.addWidget(view)
     memory = open_memory(reference_db_copy, REFERENCE_NAMESPACE, read_only=True)
+    writes.set_memory(memory)
     view.set_memory(memory)
     qtbot.waitUntil(lambda: view.model.rowCount() == 12)
     assert not any(button.isEnabled() for button in view.buttons.values())

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QUndoStack
 
 from stratagate import journal
 from stratagate.memory import open as open_memory
@@ -17,7 +16,9 @@ from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.forensics.receipts import DRIFT_COLOR, REPLAY_COLUMNS, ReceiptsBrowser
 from stratagate_gui.forensics.workbench import QueryWorkbench
 from stratagate_gui.shortcuts import select_row
+from stratagate_gui.undo import UndoHistory
 from stratagate_gui.workers import DatabaseWorker
+from stratagate_gui.writes import Writes
 from tests.conftest import REFERENCE_NAMESPACE
 from tests.gui.test_curation import dump_rows
 
@@ -164,9 +165,10 @@ def test_read_only_open_stays_byte_identical_after_queries_and_attempted_curatio
     workbench.set_memory(memory)
     workbench.query.setText("Atlas storage")
     assert _run(qtbot, workbench).hits
-    stack = QUndoStack()
-    controller = CurationController(worker, stack)
-    controller.set_memory(memory)
+    writes = Writes(worker)
+    writes.set_memory(memory)
+    stack = UndoHistory(writes)
+    controller = CurationController(writes, stack)
     controller.confirm = lambda *_: True
     controller.request(Action.FORGET, ["evt_83"])
     qtbot.waitUntil(lambda: worker.pending == 0)
@@ -179,9 +181,10 @@ def test_read_only_open_stays_byte_identical_after_queries_and_attempted_curatio
 
 def test_receipts_browser_lists_audits_and_replay_marks_drift(qtbot, worker, memory, reference_db_copy: Path):
     # Curate after the receipts were recorded: forget the event the first receipt used.
-    stack = QUndoStack()
-    controller = CurationController(worker, stack)
-    controller.set_memory(memory)
+    writes = Writes(worker)
+    writes.set_memory(memory)
+    stack = UndoHistory(writes)
+    controller = CurationController(writes, stack)
     controller.confirm = lambda *_: True
     controller.request(Action.FORGET, ["evt_83"])
     qtbot.waitUntil(lambda: worker.pending == 0 and stack.count() == 1)

@@ -45,3 +45,52 @@ def test_cache_stays_bounded_while_scrolling(qtbot):
     assert len(model._chunks) <= LazyIdTableModel.MAX_CACHED_CHUNKS
     assert model.index(49_999, 0).data() == "49999"
     worker.shutdown()
+
+
+def test_rows_stay_visible_until_rebuilt_and_the_selection_follows_its_id(qtbot):
+    from PySide6.QtCore import QItemSelectionModel
+
+    worker = DatabaseWorker()
+    model = LazyIdTableModel(worker, ("Id", "Version"))
+    version = {"n": 1}
+    model.set_ids(["a", "b", "c"], lambda ids: [(i, version["n"]) for i in ids])
+    model.index(0, 1).data()
+    qtbot.waitUntil(lambda: model.index(2, 1).data() == "1")
+    selection = QItemSelectionModel(model)
+    selection.select(model.index(2, 0), QItemSelectionModel.SelectionFlag.Select)
+
+    version["n"] = 2
+    model.update_ids(["new", "a", "b", "c"], lambda ids: [(i, version["n"]) for i in ids])
+    assert model.index(3, 1).data() == "1"  # the row built before the write, not "…"
+    assert model.index(0, 1).data() == PLACEHOLDER  # a new id has nothing to show yet
+    assert [index.row() for index in selection.selectedIndexes()] == [3]  # "c" moved down, still selected
+    qtbot.waitUntil(lambda: model.index(3, 1).data() == "2")
+    worker.shutdown()
+
+
+def test_a_failed_chunk_shows_its_error_on_its_rows_and_is_asked_for_again(qtbot, monkeypatch):
+    from stratagate_gui.models import lazy_table
+
+    monkeypatch.setattr(lazy_table, "FIRST_RETRY_MS", 50)
+    worker = DatabaseWorker()
+    model = LazyIdTableModel(worker, ("Id",))
+    attempts: list[int] = []
+
+    def flaky(ids: list[str]) -> list[tuple[str]]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise OSError("disk I/O error")
+        return [(i,) for i in ids]
+
+    model.set_ids(["x", "y"], flaky)
+    model.index(0, 0).data()
+    qtbot.waitUntil(lambda: model.index(0, 0).data() == "⚠ OSError: disk I/O error")
+    assert model.index(1, 0).data(lazy_table.Qt.ItemDataRole.ForegroundRole) == lazy_table.ERROR_COLOUR
+
+    def asked_again() -> bool:
+        model.index(0, 0).data()  # what a view does when the retry repaints the rows
+        return model.index(0, 0).data() == "x"
+
+    qtbot.waitUntil(asked_again)
+    assert len(attempts) == 2
+    worker.shutdown()

@@ -26,8 +26,8 @@ def test_command_line_opens_a_namespace_read_only(make_window, reference_db_copy
 
 def test_unknown_namespace_is_refused_by_name(make_window, reference_db_copy: Path, monkeypatch):
     shown: list[str] = []
-    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
     window = make_window()
+    window.writes.show_error = lambda _title, text: shown.append(text)
     open_from_arguments(window, parse_arguments([str(reference_db_copy), "--namespace", "nope"]))
     assert window.wait_idle()
     assert window.memory is None
@@ -84,8 +84,8 @@ def test_switching_memories_shows_only_the_new_one(make_window, tmp_path: Path, 
                                                    monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     shown: list[str] = []
-    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
     window = make_window()
+    window.writes.show_error = lambda _title, text: shown.append(text)
     open_from_arguments(window, parse_arguments(["--demo", "--read-only"]))
     assert window.wait_idle(120_000)
     window.elements.select_element(window.elements.element_ids[1])
@@ -100,8 +100,8 @@ def test_switching_memories_shows_only_the_new_one(make_window, tmp_path: Path, 
 def test_missing_files_and_unsupported_urls_are_refused_without_creating_anything(make_window, tmp_path: Path,
                                                                                    monkeypatch):
     shown: list[str] = []
-    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning", lambda _parent, _title, text: shown.append(text))
     window = make_window()
+    window.writes.show_error = lambda _title, text: shown.append(text)
     missing = tmp_path / "typo.sqlite"
     for location in (str(missing), str(tmp_path), "mysql://user@host/db"):
         window.open_location(location)

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QTableView
 from stratagate.strata import StrataConfig, StrataStore, Tier, janitor
 from stratagate.strata.errors import StoreNotFoundError
 from stratagate_gui.strata import StrataBrowser
+from stratagate_gui.workers import DatabaseWorker
+from stratagate_gui.writes import Writes
 
 DAY = 86400
 
@@ -37,12 +39,25 @@ def store(tmp_path: Path) -> StrataStore:
 
 
 @pytest.fixture
-def browser(qtbot, store: StrataStore) -> StrataBrowser:
-    widget = StrataBrowser(store.base_dir)
+def writes(qtbot):
+    worker = DatabaseWorker()
+    yield Writes(worker)
+    worker.shutdown()
+
+
+@pytest.fixture
+def browser(qtbot, store: StrataStore, writes: Writes) -> StrataBrowser:
+    widget = StrataBrowser(store.base_dir, writes)
     qtbot.addWidget(widget)
     widget.resize(1000, 600)
     widget.show()
     return widget
+
+
+def apply_and_wait(qtbot, browser: StrataBrowser) -> None:
+    """Moves run on the write path's file lane: wait until the write and its refresh are done."""
+    browser.preview_dialog.apply_button.click()
+    qtbot.waitUntil(lambda: browser.writes.file_worker.pending == 0)
 
 
 def cells(view: QTableView) -> list[list[str]]:
@@ -112,21 +127,21 @@ def test_promote_shows_a_dry_run_preview_and_moves_only_when_applied(
     assert (store.cooled_root / "entities/ada.md").exists()
 
     browser.promote_button.click()
-    browser.preview_dialog.apply_button.click()
+    apply_and_wait(qtbot, browser)
     assert (store.active_root / "entities/ada.md").exists()
     assert not (store.cooled_root / "entities/ada.md").exists()
     assert [row[0] for row in cells(browser.views["active"])] == ["entities/ada.md", "projects/plan.md"]
     assert cells(browser.views["cooled"]) == []
 
 
-def test_evict_then_rehydrate_round_trip_through_the_browser(browser: StrataBrowser, store: StrataStore):
+def test_evict_then_rehydrate_round_trip_through_the_browser(qtbot, browser: StrataBrowser, store: StrataStore):
     select(browser, "cooled", 0)
     browser.evict_button.click()
-    browser.preview_dialog.apply_button.click()
+    apply_and_wait(qtbot, browser)
     assert sorted(row[0] for row in cells(browser.views["archive"])) == ["entities/ada.md", "old.md"]
     select(browser, "archive", [row[0] for row in cells(browser.views["archive"])].index("entities/ada.md"))
     browser.rehydrate_button.click()
-    browser.preview_dialog.apply_button.click()
+    apply_and_wait(qtbot, browser)
     assert (store.active_root / "entities/ada.md").read_text() == "# Ada\n\nMathematician and zebra keeper\n"
     assert [row[0] for row in cells(browser.views["archive"])] == ["old.md"]
 
@@ -145,9 +160,10 @@ def test_conflict_is_shown_in_the_preview_and_apply_is_disabled(browser: StrataB
 def test_corrupt_sidecar_is_an_error_dialog_naming_the_file(browser: StrataBrowser, store: StrataStore):
     store.sidecar_file.write_text("{broken")
     browser.refresh()
-    assert browser.error_box is not None and browser.error_box.isVisible()
-    assert "stratum_2_access.json" in browser.error_box.text()
-    assert "repair-sidecar" in browser.error_box.text()
+    error_box = browser.writes.error_box
+    assert error_box is not None and error_box.isVisible()
+    assert "stratum_2_access.json" in error_box.text()
+    assert "repair-sidecar" in error_box.text()
     assert (store.cooled_root / "entities/ada.md").exists()
 
 
@@ -158,17 +174,17 @@ def test_non_utf8_file_preview_explains_instead_of_failing(browser: StrataBrowse
     assert "latin1.md: not UTF-8 text" in browser.preview.toPlainText()
 
 
-def test_a_directory_that_is_not_a_store_is_refused(tmp_path: Path, qtbot):
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path: Path, qtbot, writes: Writes):
     with pytest.raises(StoreNotFoundError, match="no Strata store"):
-        StrataBrowser(tmp_path)
+        StrataBrowser(tmp_path, writes)
 
 
-def test_large_tiers_are_paged_in_through_fetch_more(qtbot, tmp_path: Path):
+def test_large_tiers_are_paged_in_through_fetch_more(qtbot, tmp_path: Path, writes: Writes):
     store = StrataStore(tmp_path / "big", StrataConfig())
     store.init()
     for number in range(1200):
         (store.active_root / f"n{number:04d}.md").write_text("x")
-    widget = StrataBrowser(store.base_dir)
+    widget = StrataBrowser(store.base_dir, writes)
     qtbot.addWidget(widget)
     model = widget.models[Tier.ACTIVE]
     assert model.total == 1200 and model.rowCount() == 500
