@@ -59,6 +59,7 @@ from stratagate.model import (
 )
 from stratagate.raw_search import MemoryTurnSearch, RankedRawHit
 from stratagate.retrieval import ElementHit, EventHit, RawHit, Retrieval, SearchHits
+from stratagate.search.stored import StoredEventIndex
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
@@ -379,6 +380,11 @@ class StrataGate:
     def element_ids(self, where: Mapping[str, Any] | None = None) -> list[str]:
         """Element ids in section order, filtered by the backend (type, text) without loading the elements."""
         return self._backend.query_keys(self.namespace, "elements", dict(where) if where else None)
+
+    def event_search_index(self, progress: Callable[[int, int], None] | None = None) -> StoredEventIndex | None:
+        """The storage's persistent event search index (None for in-memory storage), built once if missing;
+        `progress(done, total)` reports that build."""
+        return self._backend.event_search_index(self.namespace, progress)
 
     def get_elements(self, ids: Sequence[str]) -> list[Element]:
         """The elements for these ids (from memory when loaded, else fetched), in the order asked."""

@@ -10,18 +10,23 @@ contributions per field) and the result list carries the candidates that were le
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
 
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
 from stratagate.model import Block, Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
+from stratagate.search.facets import EventFacets
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
+from stratagate.search.stored import StoredEventIndex
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 
 
@@ -118,6 +123,7 @@ class SearchSource(Protocol):
     def list_blocks(self) -> list[Block]: ...
 
     def get_events(self, ids: Sequence[str]) -> list[Event]: ...
+    def event_search_index(self) -> StoredEventIndex | None: ...
 
     def get_element(self, element_id: str) -> Element: ...
 
@@ -192,6 +198,9 @@ class Retrieval:
         self._indexed_facts: dict[str, ElementFact] = {}
         self._element_labels: dict[str, tuple[str, tuple[str, ...], str]] = {}
         self._raw_tokens: dict[str, list[frozenset[str]]] = {}
+        # The storage's persistent event index (None: in-memory storage) and the filter columns read from it.
+        self._stored: StoredEventIndex | None | bool = False
+        self._facets: EventFacets | None = None
 
     # index upkeep -------------------------------------------------------------------------------------------
     def _event_index(self) -> InvertedIndex:
@@ -234,10 +243,22 @@ class Retrieval:
             self._indexed_facts[fact.id] = fact
             self._fact_elements[fact.id] = element.id
 
+    def _stored_index(self) -> StoredEventIndex | None:
+        if self._stored is False:
+            self._stored = self._memory.event_search_index()
+        return self._stored  # type: ignore[return-value]
+
+    def _stored_facets(self, index: StoredEventIndex) -> EventFacets:
+        if self._facets is None:
+            self._facets = EventFacets(index.connect, index.namespace)
+        return self._facets
+
     def on_applied(self, section: str, keys: list[str]) -> None:
         """Keep the indexes and the events' filter inputs current after a commit (called by the memory)."""
+        if section == "events" and self._facets is not None:
+            self._facets.refresh(keys)
         if section == "*":
-            self._events = self._facts = self._event_filters = None
+            self._events = self._facts = self._event_filters = self._facets = None
             self._raw_tokens.clear()
         elif section == "events" and (self._events is not None or self._event_filters is not None):
             events = {event.id: event for event in self._memory.get_events(keys)}
@@ -318,6 +339,10 @@ class Retrieval:
         happened_from = _optional_text(happened_from, "happened_from")
         happened_to = _optional_text(happened_to, "happened_to")
         tokens = search_tokens(query)
+        stored = None if explain else self._stored_index()
+        if stored is not None:
+            return self._search_stored_events(stored, query, tokens, size, temporal_intent, wanted, type_wanted,
+                                              happened_from, happened_to)
         if tokens and not (wanted or type_wanted or happened_from or happened_to) and not explain:
             return self._text_only_events(query, size)
         return self._search_events(query, tokens, size, temporal_intent, wanted, type_wanted, happened_from,
@@ -330,6 +355,56 @@ class Retrieval:
         kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
         events = self._memory.get_events([item for item, _score, _explanation in kept])
         return SearchHits(EventHit(event, score) for event, (_item, score, _explanation) in zip(events, kept, strict=True))
+
+    def _search_stored_events(self, index: StoredEventIndex, query: str, tokens: list[str], size: int,
+                              temporal_intent: Any, wanted: list[str], type_wanted: str, happened_from: str | None,
+                              happened_to: str | None) -> SearchHits[EventHit]:
+        """`_search_events` (without explain) over the storage's persistent index: the same rankings by the same
+        rules (`_rankings`), with filters and structured orders answered by the index's columns (`EventFacets`),
+        and only the kept hits fetched."""
+        if tokens and not (wanted or type_wanted or happened_from or happened_to):
+            ranked = index.rank(query, limit=size)
+            return self._event_hits(_fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)[0])
+        facets = self._stored_facets(index)
+        turn = self._memory.current_turn
+        head_only = not tokens  # as in _search_events: BM25 ranks nothing, a structured ranking alone is the order
+
+        def structured(rows: np.ndarray, alone: bool) -> list[str]:
+            return facets.structured(rows, temporal_intent, turn, size if head_only and alone else None)
+
+        def bm25(rows: np.ndarray | None) -> list[str]:
+            allowed = None if rows is None else facets.positions(rows)
+            return [key for key, _score in index.rank(query, allowed=allowed, ids_of=facets.ids_at_positions)]
+
+        filters: list[tuple[str, np.ndarray]] = []
+        if wanted:
+            filters.append(("participants", facets.with_participants(wanted)))
+        if type_wanted:
+            filters.append(("eventType", facets.with_event_type(type_wanted)))
+        if happened_from or happened_to:
+            filters.append(("happened", facets.happened_within(parse_bound(happened_from, -math.inf),
+                                                               parse_bound(happened_to, math.inf))))
+        rankings: list[tuple[str, list[str]]]
+        if filters:
+            intersection = functools.reduce(np.intersect1d, [rows for _name, rows in filters])
+            if len(intersection):
+                rankings = [("bm25", bm25(intersection)), ("structured", structured(intersection, True))]
+            else:
+                rankings = [("bm25", bm25(None))]
+                rankings += [(f"structured:{name}", structured(rows, False)) for name, rows in filters if len(rows)]
+        else:
+            rankings = [("bm25", bm25(None))]
+        if not any(ids for _name, ids in rankings):
+            if tokens:
+                return SearchHits()
+            rankings = [("structured", structured(facets.all_rows(), True))]
+        return self._event_hits(_fused(rankings, size, False, _no_explainer)[0])
+
+    def _event_hits(self, kept: list[tuple[str, float, HitExplanation | None]]) -> SearchHits[EventHit]:
+        """Hits for the kept (id, score, explanation), their events fetched by id."""
+        events = {event.id: event for event in self._memory.get_events([item for item, _score, _explanation in kept])}
+        return SearchHits(EventHit(events[item], score, explanation) for item, score, explanation in kept
+                          if item in events)
 
     def _search_events(self, query: str, tokens: list[str], size: int, temporal_intent: Any, wanted: list[str],
                        type_wanted: str, happened_from: str | None, happened_to: str | None,

@@ -19,6 +19,12 @@ REFERENCE_ORACLE = FIXTURES / "reference-v5-basic.json"
 REFERENCE_NAMESPACE = "project:atlas"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _search_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Search indexes built outside read-only files go to a directory of the test session, not the user's."""
+    os.environ["STRATAGATE_CACHE_DIR"] = str(tmp_path_factory.mktemp("stratagate-cache"))
+
+
 @pytest.fixture
 def reference_db_copy(tmp_path: Path) -> Path:
     """A private, writable copy of the reference database (the original is never opened for writing)."""

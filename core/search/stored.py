@@ -363,18 +363,18 @@ class StoredEventIndex:
     """BM25 over the stored index of one namespace, through `connect()` (a read transaction)."""
 
     def __init__(self, connect: Connect, namespace: str):
-        self._connect = connect
+        self.connect = connect
         self.namespace = namespace
 
     def rank(self, query: str, allowed: np.ndarray | None = None, limit: int | None = None,
-             ids_of: Callable[[np.ndarray], list[str]] | None = None) -> list[tuple[str, float]]:
+             ids_of: Callable[[np.ndarray], list[str] | None] | None = None) -> list[tuple[str, float]]:
         """(event id, score) with a positive score, best first, ties by `localeCompare` of the id then section
         order; only documents at `allowed` positions when given (statistics stay those of every candidate).
-        `ids_of(positions)` names documents (default: read from the index)."""
+        `ids_of(positions)` names documents when it can (else they are read from the index)."""
         terms = unique_query_terms(query)
         if not terms or (limit is not None and limit <= 0) or (allowed is not None and not len(allowed)):
             return []
-        with self._connect() as connection:
+        with self.connect() as connection:
             state = connection.execute(select(t.search_index_state.c.documents, t.search_index_state.c.total_length)
                                        .where(t.search_index_state.c.namespace == self.namespace)).one()
             postings = self._postings(connection, terms)
@@ -397,7 +397,9 @@ class StoredEventIndex:
                 positions, scores = positions[keep], scores[keep]
             order = np.argsort(-scores, kind="stable")
             positions, scores = positions[order], scores[order]
-            ids = ids_of(positions) if ids_of is not None else self.ids(connection, positions)
+            ids = ids_of(positions) if ids_of is not None else None
+            if ids is None:
+                ids = self.ids(connection, positions)
         pairs = list(zip(ids, scores.tolist(), strict=True))
         # Only runs of equal scores need the collation keys; the sort is stable, so position breaks their ties.
         tied = np.flatnonzero(scores[1:] == scores[:-1])

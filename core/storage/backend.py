@@ -127,4 +127,9 @@ class StorageBackend(Protocol):
         """Apply one mutation atomically if the stored revision equals `expected_revision`; returns the new
         revision (expected + 1). Raises `StorageConflictError` and writes nothing when it does not."""
 
+    def event_search_index(self, namespace: str, progress: Any = None) -> Any:
+        """The namespace's persistent event search index (`stratagate.search.stored.StoredEventIndex`), built
+        once if missing (`progress(done, total)` reports the build); None when the backend keeps none (searches
+        then index the loaded events in memory)."""
+
     def close(self) -> None: ...

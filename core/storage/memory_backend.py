@@ -221,5 +221,9 @@ class MemoryBackend:
             if owner not in upserted and (owner in deleted or owner not in space.sections["elements"]):
                 raise StrataGateError(f"{ELEMENT_FACTS} record {key!r}: element {owner!r} does not exist")
 
+    def event_search_index(self, namespace: str, progress: Any = None) -> None:
+        """None: an in-memory store keeps no search index (searches index the loaded events)."""
+        return None
+
     def close(self) -> None:
         """Nothing to release; the data lives as long as this object."""

@@ -1,0 +1,248 @@
+"""Event search filters and structured orders answered from the stored index's `search_events` rows.
+
+The rows hold what each candidate's write derived (normalized participants and type texts, parsed happened
+bounds, collation keys, weight inputs), so loading them is one narrow SELECT, with no event record, JSON,
+date parsing or tokenizing. They become columns (numpy arrays), and every filter and order is an array
+operation:
+
+- participants and eventType: a map from each distinct normalized value to its rows, matched fuzzily per
+  distinct value (there are few); the eventType text's second chance finds substrings in one joined string;
+- happened ranges: two float columns;
+- the weight order at a turn: exact weights (the reference's `math.exp`, once per distinct mention count and
+  elapsed turns) ranked once per turn together with the updatedAt key and position, so a query takes the top
+  of its subset from that rank (`argpartition`), without sorting or recomputing anything per candidate;
+- the chronology order: ranked once, the same way.
+
+Rows are in section order (their position ascends), which is the candidate order the reference's stable
+sorts keep for ties. `refresh(keys)` re-reads the rows of events this process wrote.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import select
+
+from stratagate.search.stored import Connect
+from stratagate.storage import search_tables as t
+from stratagate.weights import decay_lambda
+
+_SEPARATOR = "\x00"
+
+
+def _matches(left: str, right: str) -> bool:
+    """`fuzzy_search_match` on texts both already normalized."""
+    return bool(left and right and (left == right or right in left or left in right))
+
+
+@dataclass
+class _Rows:
+    """The candidates' columns, row i being the i-th candidate in section order."""
+
+    positions: np.ndarray
+    ids: list[str]
+    participants: dict[str, np.ndarray]
+    types: dict[str, np.ndarray]
+    type_texts: list[str]
+    happened_start: np.ndarray
+    happened_end: np.ndarray
+    chronology_rank: np.ndarray
+    updated_rank: np.ndarray
+    pinned: np.ndarray
+    floor_weight: np.ndarray
+    forced_cap: np.ndarray
+    mention_count: np.ndarray
+    last_adopted_turn: np.ndarray
+
+
+def _key_ranks(keys: list[bytes]) -> np.ndarray:
+    """Each key's rank in byte order (equal keys, equal ranks). ICU sort keys hold no zero byte before their
+    terminator, so numpy's fixed-width bytes (which drop trailing zeros) compare them as memcmp does."""
+    if not keys:
+        return np.zeros(0, dtype=np.int64)
+    _unique, inverse = np.unique(np.array(keys, dtype=bytes), return_inverse=True)
+    return inverse.astype(np.int64)
+
+
+class EventFacets:
+    """Filters and structured orders over one namespace's candidates (see the module docstring)."""
+
+    def __init__(self, connect: Connect, namespace: str):
+        self._connect = connect
+        self.namespace = namespace
+        self._records: dict[str, tuple] = {}
+        self._load(None)
+
+    # loading -----------------------------------------------------------------------------------------------
+    def _load(self, keys: list[str] | None) -> None:
+        table = t.search_events
+        columns = (table.c.position, table.c.event_id, table.c.participants, table.c.event_type, table.c.type_text,
+                   table.c.happened_start, table.c.happened_end, table.c.chronology_key, table.c.updated_key,
+                   table.c.pinned, table.c.floor_weight, table.c.forced_cap, table.c.mention_count,
+                   table.c.last_adopted_turn)
+        with self._connect() as connection:
+            if keys is None:
+                self._records = {row[1]: tuple(row) for row in connection.execute(
+                    select(*columns).where(table.c.namespace == self.namespace))}
+            else:
+                for key in keys:
+                    self._records.pop(key, None)
+                for start in range(0, len(keys), 500):
+                    self._records.update((row[1], tuple(row)) for row in connection.execute(
+                        select(*columns).where(table.c.namespace == self.namespace,
+                                               table.c.event_id.in_(keys[start : start + 500]))))
+        self._rows: _Rows | None = None
+        self._weight_turn: int | None = None
+        self._weight_rank = np.zeros(0, dtype=np.int64)
+        self._chronology_ranks: dict[bool, np.ndarray] = {}
+
+    def refresh(self, keys: list[str]) -> None:
+        """Re-read the rows of these events (after this process committed them)."""
+        self._load(list(keys))
+
+    def _columns(self) -> _Rows:
+        if self._rows is None:
+            records = sorted(self._records.values())
+            participants: dict[str, list[int]] = defaultdict(list)
+            types: dict[str, list[int]] = defaultdict(list)
+            for row, record in enumerate(records):
+                for name in set(record[2].split("\n")):
+                    participants[name].append(row)
+                types[record[3]].append(row)
+            column = list(zip(*records, strict=True)) if records else [[] for _ in range(14)]
+            self._rows = _Rows(
+                positions=np.asarray(column[0], dtype=np.int64),
+                ids=list(column[1]),
+                participants={name: np.asarray(rows) for name, rows in participants.items()},
+                types={name: np.asarray(rows) for name, rows in types.items()},
+                type_texts=list(column[4]),
+                happened_start=np.asarray([math.nan if v is None else v for v in column[5]], dtype=np.float64),
+                happened_end=np.asarray([math.nan if v is None else v for v in column[6]], dtype=np.float64),
+                chronology_rank=_key_ranks([bytes(v) for v in column[7]]),
+                updated_rank=_key_ranks([bytes(v) for v in column[8]]),
+                pinned=np.asarray(column[9], dtype=bool),
+                floor_weight=np.asarray(column[10], dtype=np.float64),
+                forced_cap=np.asarray([math.nan if v is None else v for v in column[11]], dtype=np.float64),
+                mention_count=np.asarray(column[12], dtype=np.int64),
+                last_adopted_turn=np.asarray(column[13], dtype=np.int64),
+            )
+            self._joined_texts: str | None = None
+        return self._rows
+
+    # reads -------------------------------------------------------------------------------------------------
+    def all_rows(self) -> np.ndarray:
+        return np.arange(len(self._columns().ids))
+
+    def ids(self, rows: np.ndarray) -> list[str]:
+        ids = self._columns().ids
+        return [ids[row] for row in rows.tolist()]
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        return self._columns().positions[rows]
+
+    def ids_at_positions(self, positions: np.ndarray) -> list[str] | None:
+        """The ids at these section positions; None if a position is not among the loaded rows (another
+        process wrote since they were read)."""
+        columns = self._columns()
+        rows = np.searchsorted(columns.positions, positions)
+        if len(rows) and (rows.max() >= len(columns.positions) or not np.array_equal(columns.positions[rows], positions)):
+            return None
+        return self.ids(rows)
+
+    def with_participants(self, wanted: list[str]) -> np.ndarray:
+        """Rows with, for every wanted (normalized) name, a participant matching it fuzzily."""
+        columns = self._columns()
+        matching: np.ndarray | None = None
+        for requested in wanted:
+            groups = [rows for have, rows in columns.participants.items() if _matches(have, requested)]
+            having = np.unique(np.concatenate(groups)) if groups else np.zeros(0, dtype=np.int64)
+            matching = having if matching is None else np.intersect1d(matching, having)
+        return np.zeros(0, dtype=np.int64) if matching is None else matching
+
+    def with_event_type(self, requested: str) -> np.ndarray:
+        """Rows whose eventType, or else whose "title summary tags", matches `requested` (normalized) fuzzily."""
+        columns = self._columns()
+        groups = [rows for have, rows in columns.types.items() if _matches(have, requested)]
+        if requested:
+            groups.append(self._texts_matching(requested))
+        return np.unique(np.concatenate(groups)) if groups else np.zeros(0, dtype=np.int64)
+
+    def _texts_matching(self, requested: str) -> np.ndarray:
+        """Rows whose type text contains `requested`, or is non-empty and within it."""
+        texts = self._columns().type_texts
+        if _SEPARATOR in requested:
+            return np.asarray([row for row, text in enumerate(texts) if _matches(text, requested)], dtype=np.int64)
+        if self._joined_texts is None:
+            self._joined_texts = _SEPARATOR.join(texts)
+            lengths = np.fromiter((len(text) for text in texts), dtype=np.int64, count=len(texts))
+            self._text_lengths = lengths
+            self._text_starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]) if len(texts) else lengths
+        joined, found = self._joined_texts, []
+        offset = joined.find(requested)
+        while offset >= 0:
+            row = int(np.searchsorted(self._text_starts, offset, side="right")) - 1
+            found.append(row)
+            # The next match can only be in a later text.
+            offset = joined.find(requested, int(self._text_starts[row] + self._text_lengths[row]) + 1)
+        short = np.flatnonzero((self._text_lengths > 0) & (self._text_lengths <= len(requested)))
+        found += [row for row in short.tolist() if texts[row] in requested]
+        return np.asarray(found, dtype=np.int64)
+
+    def happened_within(self, low: float, high: float) -> np.ndarray:
+        """Rows whose happened interval (both ends parseable) overlaps [low, high]."""
+        columns = self._columns()
+        starts, ends = columns.happened_start, columns.happened_end
+        with np.errstate(invalid="ignore"):
+            return np.flatnonzero(np.isfinite(starts) & np.isfinite(ends) & (starts <= high) & (ends >= low))
+
+    # structured orders -------------------------------------------------------------------------------------
+    def structured(self, rows: np.ndarray, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
+        """The ids of `rows` (ascending) in the structured order (chronology for a temporal intent, else weight at
+        `turn` then updatedAt, both descending; ties keep section order), or only the first `top`."""
+        if temporal_intent in ("first", "latest"):
+            rank = self._chronology(temporal_intent == "latest")
+        else:
+            rank = self._weight(turn)
+        keys = rank[rows]
+        if top is not None and top < len(keys):
+            head = np.argpartition(keys, top - 1)[:top]
+            rows, keys = rows[head], keys[head]
+        return self.ids(rows[np.argsort(keys, kind="stable")])
+
+    def _chronology(self, descending: bool) -> np.ndarray:
+        """Each row's place in the chronology order (ascending, or descending with section order kept)."""
+        rank = self._chronology_ranks.get(descending)
+        if rank is None:
+            columns = self._columns()
+            chronology = columns.chronology_rank
+            order = np.lexsort((columns.positions, -chronology if descending else chronology))
+            rank = self._chronology_ranks[descending] = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+        return rank
+
+    def _weight(self, turn: int) -> np.ndarray:
+        """Each row's place in the weight order at `turn` (computed once per turn and set of rows)."""
+        columns = self._columns()
+        if self._weight_turn != turn or len(self._weight_rank) != len(columns.ids):
+            weights = self.weights(turn)
+            order = np.lexsort((columns.positions, -columns.updated_rank, -weights))
+            self._weight_rank = np.empty(len(order), dtype=np.int64)
+            self._weight_rank[order] = np.arange(len(order))
+            self._weight_turn = turn
+        return self._weight_rank
+
+    def weights(self, turn: int) -> np.ndarray:
+        """`weights.weight_at` of every row at `turn`, bit for bit: the decay uses `math.exp` once per distinct
+        (mention count, elapsed turns); floor, cap and pin are exact array operations."""
+        columns = self._columns()
+        elapsed = np.maximum(0, turn - columns.last_adopted_turn)
+        pairs = np.stack([columns.mention_count, elapsed], axis=1) if len(elapsed) else np.zeros((0, 2), np.int64)
+        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        decays = np.asarray([math.exp(-decay_lambda(int(mentions)) * int(turns)) for mentions, turns in unique],
+                            dtype=np.float64)
+        decayed = np.maximum(columns.floor_weight, decays[inverse.reshape(-1)])
+        capped = np.where(np.isnan(columns.forced_cap), decayed, np.minimum(decayed, columns.forced_cap))
+        return np.where(columns.pinned, 1.0, capped)

@@ -1,0 +1,57 @@
+"""Event search over a database's persistent index (filters and orders from its columns, hits fetched by id)
+gives exactly the hits and scores of the in-memory path (`explain=True` derives everything from the loaded
+events), after any sequence of adds and curations, in the writing process and in a new read-only one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import stratagate
+from tests.core.helpers import Clock
+from tests.core.test_search_event_cache import _apply, _hits, _operation, _query
+from tests.property_budget import examples
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4))
+def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytest.TempPathFactory, operations,
+                                                         queries) -> None:
+    path = tmp_path_factory.mktemp("stored") / "memory.sqlite"
+    clock = Clock("2026-03-02T01:00:00Z", step=timedelta(0))
+    memory = stratagate.open(path, "ns", block_turn_size=1, now=clock)
+    try:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        memory.search_events("", event_type="meeting")  # reads the index's columns, so the writes refresh them
+        for operation in operations:
+            _apply(memory, operation, block_id, clock)
+            query, options = queries[0]
+            memory.search_events(query, **options)
+        for query, options in queries:
+            expected = _hits(memory.search_events(query, explain=True, **options))
+            assert _hits(memory.search_events(query, **options)) == expected
+            with stratagate.open(path, "ns", read_only=True) as reader:
+                assert _hits(reader.search_events(query, **options)) == expected
+    finally:
+        memory.close()
+
+
+def test_a_read_only_search_loads_no_event_it_does_not_return(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for number in range(30):
+            memory.add_event(f"card {number} budget" if number % 3 else f"card {number} launch",
+                             source_block_id=block_id, temporal={"participants": ["Alice"]})
+        expected = memory.search_events("launch", participants=["alice"], limit=3, explain=True)
+    with stratagate.open(path, "ns", read_only=True) as reader:
+        hits = reader.search_events("launch", participants=["alice"], limit=3)
+        assert [hit.event for hit in hits] == [hit.event for hit in expected]
+        assert all("launch" in hit.event.title for hit in hits)
+        assert not reader._state.is_loaded("events")
