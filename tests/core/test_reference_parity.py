@@ -5,18 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tests.core.helpers import reference_memory, reference_oracle
+from tests.differential.compare import options as _options
 
 ORACLE = reference_oracle()
-OPTION_NAMES = {"temporalIntent": "temporal_intent", "eventType": "event_type", "happenedFrom": "happened_from",
-                "happenedTo": "happened_to"}
 
 
 def _calls(kind: str) -> list[dict]:
     return [call for call in ORACLE["oracle"] if call["kind"] == kind]
-
-
-def _options(call: dict) -> dict:
-    return {OPTION_NAMES.get(name, name): value for name, value in (call.get("options") or {}).items()}
 
 
 @pytest.fixture(scope="module")
