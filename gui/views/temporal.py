@@ -43,7 +43,7 @@ def parse_span(text: str | None) -> TimeSpan | None:
             start = _seconds(datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=UTC))
             return TimeSpan(start, start + 86_400)
     except ValueError:
-        return None
+        pass  # not a calendar date (2026-02-30), but JavaScript reads it (as March 2): so does the engine
     milliseconds = parse_js_date(value)
     return None if milliseconds is None else TimeSpan(milliseconds / 1000, milliseconds / 1000)
 

@@ -25,6 +25,12 @@ def test_partial_dates_become_ranges():
     assert instant.start == instant.end == seconds(2026, 3, 9, 13)
 
 
+def test_dates_javascript_reads_are_plotted_where_the_engine_reads_them():
+    assert parse_span("2026-02-30") == (span := parse_span("2026-02-30")) and span.start == seconds(2026, 3, 2)
+    assert parse_span("Mar 9").start == seconds(2001, 3, 9)
+    assert parse_span("April 1st, 2026") is None
+
+
 def test_unreadable_values_are_flagged_not_dropped():
     times = event_times(EventTemporal(mentioned_at="2026-03-12T09:00:00+08:00", happened_start="earlier this month"))
     assert times.mentioned is not None and times.happened is None
