@@ -17,11 +17,8 @@ from datetime import UTC, datetime, timedelta
 from stratagate.errors import InvalidInputError
 from stratagate.v8date import v8_date_parse
 
-UTC8 = timedelta(hours=8)
 MAX_EPOCH_MS = 8.64e15  # JS Date range
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MIN_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1) + 8 * 3600 * 1000
-_MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1) - 8 * 3600 * 1000
 
 
 def parse_js_date(value: str) -> int | None:
@@ -48,13 +45,32 @@ def epoch_ms(value: object) -> int:
     raise InvalidInputError(f"Invalid date: expected a datetime, string or epoch milliseconds, got {type(value).__name__}")
 
 
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a proleptic Gregorian day number (days since 1970-01-01), any year."""
+    days += 719468
+    era = days // 146097
+    day_of_era = days - era * 146097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    shifted_month = (5 * day_of_year + 2) // 153
+    month = shifted_month + 3 if shifted_month < 10 else shifted_month - 9
+    return year_of_era + era * 400 + (month <= 2), month, day_of_year - (153 * shifted_month + 2) // 5 + 1
+
+
 def to_utc8_iso(value: object | None = None) -> str:
-    """`YYYY-MM-DDTHH:MM:SS.mmm+08:00` for `value` (default: now), like the reference's `toUtc8Iso`."""
-    ms = epoch_ms(datetime.now(UTC) if value is None else value)
-    if not _MIN_MS <= ms <= _MAX_MS:
-        raise InvalidInputError(f"Date out of supported range (years 1-9999): {value!r}")
-    shifted = _EPOCH + timedelta(milliseconds=ms) + UTC8
-    return shifted.strftime("%Y-%m-%dT%H:%M:%S.") + f"{shifted.microsecond // 1000:03d}+08:00"
+    """`YYYY-MM-DDTHH:MM:SS.mmm+08:00` for `value` (default: now), exactly as the reference's `toUtc8Iso`
+    (`toISOString` of the instant shifted by eight hours): years outside 0-9999 are written `+YYYYYY`/`-YYYYYY`,
+    and an instant whose shift leaves JavaScript's range is an error, as its RangeError."""
+    ms = epoch_ms(datetime.now(UTC) if value is None else value) + 8 * 3_600_000
+    if abs(ms) > MAX_EPOCH_MS:
+        raise InvalidInputError(f"Date out of range: {value!r}")
+    days, millis = divmod(ms, 86_400_000)
+    year, month, day = _civil_from_days(days)
+    seconds, millis = divmod(millis, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    year_text = f"{year:04d}" if 0 <= year <= 9999 else f"{'-' if year < 0 else '+'}{abs(year):06d}"
+    return f"{year_text}-{month:02d}-{day:02d}T{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}+08:00"
 
 
 def now_utc8() -> str:

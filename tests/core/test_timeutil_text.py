@@ -39,6 +39,31 @@ def test_unparsable_dates_are_none(text):
     assert parse_js_date(text) is None
 
 
+# Answers of the reference's toUtc8Iso in Node 22 (TZ=UTC); None where it throws RangeError.
+@pytest.mark.parametrize(("value", "written"), [
+    ("Jan 1 10000", "+010000-01-01T08:00:00.000+08:00"),
+    ("0000-01-01T00:00:00Z", "0000-01-01T08:00:00.000+08:00"),
+    ("-000001-06-01T00:00:00Z", "-000001-06-01T08:00:00.000+08:00"),
+    ("+275760-09-12T16:00:00Z", "+275760-09-13T00:00:00.000+08:00"),
+    ("+275760-09-13T00:00:00Z", None),
+    ("-271821-04-20T00:00:00Z", "-271821-04-20T08:00:00.000+08:00"),
+    (8.64e15 - 8 * 3600000 + 1, None),
+    (1.5, "1970-01-01T08:00:00.001+08:00"),
+    (-1.5, "1970-01-01T07:59:59.999+08:00"),
+])
+def test_to_utc8_iso_covers_the_javascript_range(value, written):
+    if written is None:
+        with pytest.raises(InvalidInputError, match="out of range"):
+            to_utc8_iso(value)
+    else:
+        assert to_utc8_iso(value) == written
+
+
+@given(st.integers(min_value=-8_640_000_000_000_000, max_value=8_640_000_000_000_000 - 8 * 3_600_000))
+def test_every_written_instant_reads_back(ms):
+    assert parse_js_date(to_utc8_iso(ms)) == ms
+
+
 def test_to_utc8_iso_matches_the_reference():
     assert to_utc8_iso("2026-08-20T00:00:00.000Z") == "2026-08-20T08:00:00.000+08:00"
     assert to_utc8_iso(0) == "1970-01-01T08:00:00.000+08:00"
