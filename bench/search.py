@@ -26,7 +26,7 @@ import statistics
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -83,16 +83,20 @@ class _Text:
 
 def synthetic_events(count: int, seed: int = SEED) -> list[dict]:
     """Snapshot-shaped event cards (only the fields search reads, plus status and timestamps)."""
+    return list(iter_synthetic_events(count, seed))
+
+
+def iter_synthetic_events(count: int, seed: int = SEED) -> Iterator[dict]:
+    """`synthetic_events` one card at a time (a million cards do not fit in memory as dicts)."""
     rng = random.Random(seed)
     text = _Text(rng)
     names = LATIN_NAMES + HAN_NAMES
     first_day = date(2025, 1, 1)
-    events = []
     for number in range(1, count + 1):
         han = rng.random() < 0.2
         happened = first_day + timedelta(days=rng.randrange(730))
         created = f"2026-03-01T{number % 24:02d}:00:00.000+08:00"
-        events.append({
+        yield {
             "id": f"evt_{number}",
             "title": text.words(5, han),
             "summary": text.words(14, han),
@@ -108,8 +112,7 @@ def synthetic_events(count: int, seed: int = SEED) -> list[dict]:
             "status": "active",
             "createdAt": created,
             "updatedAt": created,
-        })
-    return events
+        }
 
 
 def synthetic_queries(count: int = QUERY_COUNT, seed: int = SEED + 1) -> list[str]:

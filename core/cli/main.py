@@ -7,6 +7,7 @@ every command writes through the engine's transactions.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -17,6 +18,14 @@ from stratagate.errors import StrataGateError
 EXIT_BAD_INPUT = 2
 
 
+COMMANDS = {
+    "demo": "demo", "journal": "journal", "strata": "strata", "open": "open", "migrate": "migrate",
+    "export": "export", "import": "importing", "copy": "copy", "search": "search", "mcp": "mcp",
+}
+"""Command name -> its module in this package. A command's module is imported only when it runs (or for
+--help), so a one-shot `stratagate search` does not pay for the MCP SDK, Strata or the importers."""
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         try:
@@ -25,24 +34,25 @@ class _Group(click.Group):
             click.echo(f"stratagate: error: {error}", err=True)
             sys.exit(EXIT_BAD_INPUT)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"stratagate.cli.{COMMANDS[name]}")
+        if name == "import":
+            from stratagate.cli import locomo
+
+            module.command.add_command(locomo.command)
+        return module.command
+
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="stratagate")
 def cli() -> None:
     """StrataGate agent memory: open, migrate, export, import, search and curate memory files."""
 
-
-def _register_commands() -> None:
-    # Each command module exposes a click command or group named `command`.
-    from stratagate.cli import copy, demo, export, importing, journal, locomo, mcp, migrate, search, strata
-    from stratagate.cli import open as open_command  # `open` alone would shadow the builtin here
-
-    for module in (demo, journal, strata, open_command, migrate, export, importing, copy, search, mcp):
-        cli.add_command(module.command)
-    importing.command.add_command(locomo.command)
-
-
-_register_commands()
 
 if __name__ == "__main__":
     cli()

@@ -7,12 +7,14 @@ The database is always opened forensically (read-only, byte-identical), and sear
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
 
 import stratagate
 from stratagate.retrieval import SearchHits
+from stratagate.weights import weight_at
 
 KINDS = ("events", "elements", "raw")
 
@@ -40,6 +42,8 @@ def command(database: str, query: str, namespace: str, kind: str, limit: int | N
     memory = stratagate.open(database, namespace, read_only=True)
     try:
         if kind == "events":
+            if not explain:
+                _prepare_index(memory)
             hits = memory.search_events(
                 query, limit=limit, participants=list(participants) or None, event_type=event_type,
                 happened_from=happened_from, happened_to=happened_to, temporal_intent=temporal_intent,
@@ -63,6 +67,22 @@ def command(database: str, query: str, namespace: str, kind: str, limit: int | N
         memory.close()
 
 
+def _prepare_index(memory: stratagate.StrataGate) -> None:
+    """Find (or build once, with a progress bar on stderr) the event index the search will read: a file that
+    does not hold one gets it in the outside cache on its first search, which takes a while on a big memory."""
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="Indexing events (once per file state)", file=sys.stderr)
+        bar.update(done - bar.pos)
+
+    memory.event_search_index(progress)
+    if bar is not None:
+        bar.render_finish()
+
+
 def _hit_explanation(hit: Any) -> dict[str, Any] | None:
     explanation = getattr(hit, "explanation", None)
     if explanation is None:
@@ -83,7 +103,9 @@ def _hit_explanation(hit: Any) -> dict[str, Any] | None:
 def _event_row(hit: Any, memory: stratagate.StrataGate) -> dict[str, Any]:
     return {
         "id": hit.event.id, "score": hit.score, "title": hit.event.title, "status": hit.event.status,
-        "weight": memory.event_weight(hit.event.id), "explain": _hit_explanation(hit),
+        # From the hit's own event: looking it up by id would load every event of the memory.
+        "weight": weight_at(hit.event.weight, hit.event.status, memory.current_turn),
+        "explain": _hit_explanation(hit),
     }
 
 
