@@ -63,3 +63,18 @@ class DuplicateIdError(StrataGateError, ValueError):
 
 class JobStateError(StrataGateError):
     """An extraction or projection job is not in the state the operation needs, or a model callback failed."""
+
+
+class SchemaUpgradeRequiredError(StrataGateError):
+    """A write to a schema 5/6 file that only schema 7 can hold (the file is kept in its own schema so the
+    reference still opens it; `stratagate migrate` upgrades it). Nothing was written."""
+
+    def __init__(self, location: str, schema_version: int, operation: str):
+        self.location = location
+        self.schema_version = schema_version
+        self.operation = operation
+        super().__init__(
+            f"{location}: {operation} needs schema 7, and this file is schema {schema_version} (kept so the "
+            f"reference StrataGate still opens it); nothing was written. Upgrade it with `stratagate migrate` "
+            f"(or File > Upgrade to schema v7…) if the reference no longer needs to open it."
+        )

@@ -6,25 +6,24 @@ import sys
 
 import click
 
-from stratagate.errors import StorageOpenError
 from stratagate.storage.schema import SCHEMA_VERSION
-from stratagate.storage.sql import open_backend
+from stratagate.storage.upgrade import STEPS, upgrade_file
 
 
 @click.command("migrate")
 @click.argument("file")
 def command(file: str) -> None:
-    """Upgrade FILE to schema 7 in one transaction. The backup (made with SQLite's backup API, so content
-    still in the WAL is included) is written first; a failed upgrade leaves FILE as it was."""
-    stderr = sys.stderr
-    with click.progressbar(length=1, label=f"migrating {file}", file=stderr) as bar, open_backend(
-        file, create=False
-    ) as backend:
-        bar.update(1)
-        if backend.read_only:
-            raise StorageOpenError(backend.location, f"cannot be migrated: {backend.notice}")
-        version, notice = backend.schema_version, backend.notice
-    if version == SCHEMA_VERSION:
+    """Upgrade FILE to schema 7 in one transaction, after a complete backup FILE.bak-v<N> (made with SQLite's
+    backup API, so content still in the WAL is included). A failed upgrade leaves FILE as it was.
+
+    Opening a file never upgrades it: schema 5 and 6 files are curated in their own schema so the reference
+    StrataGate keeps opening them. After this upgrade the reference no longer opens FILE."""
+    with click.progressbar(length=len(STEPS), label=f"migrating {file}", file=sys.stderr) as bar:
+        result = upgrade_file(file, progress=lambda _step: bar.update(1))
+    if result.backup is None:
         click.echo(f"{file}: already at schema {SCHEMA_VERSION}, nothing to do")
     else:
-        click.echo(f"{file}: {notice}")
+        click.echo(
+            f"{file}: upgraded from schema {result.from_version} to {SCHEMA_VERSION} (backup: {result.backup}); "
+            f"the reference StrataGate (schema {result.from_version}) no longer opens it"
+        )

@@ -16,8 +16,9 @@ LABELS = {"blocks": "blocks", "events": "events", "elements": "elements", "openT
 @click.option("--namespace", help="Only this namespace.")
 def command(database: str, read_only: bool, namespace: str | None) -> None:
     """Open DATABASE (an SQLite file or a PostgreSQL URL) and print its location, schema version, sha256,
-    any notice, and each namespace's revision, current turn and record counts. Without --read-only an
-    older file (schema 1-6) is upgraded to 7 after a backup copy FILE.bak-v<N>."""
+    any notice, and each namespace's revision, current turn and record counts. Opening never upgrades a
+    file: schema 5/6 files stay in their schema (the reference still opens them), schema 1-4 files open
+    read-only; `stratagate migrate FILE` upgrades to 7."""
     with open_backend(database, read_only=read_only, create=False) as backend:
         click.echo(f"location: {backend.location}")
         click.echo(f"backend:  {backend.dialect}{' (read-only)' if backend.read_only else ''}")

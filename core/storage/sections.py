@@ -37,6 +37,7 @@ from stratagate.errors import StrataGateError
 from stratagate.storage import records as rec
 from stratagate.storage import schema as s
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, SECTION_KEYS, Record
+from stratagate.storage.legacy import LegacySchema
 
 CHUNK = 500
 """Keys per IN (...) list: far below SQLite's and PostgreSQL's parameter limits."""
@@ -85,11 +86,14 @@ def _grouped(pairs: Iterable[Any]) -> dict[str, list[str]]:
 
 
 class SectionStore:
-    """Section reads and writes for one backend (its dialect, and whether v9+ pending blocks are hidden)."""
+    """Section reads and writes for one backend (its dialect, whether v9+ pending blocks are hidden, and the
+    v5/v6 layout of a file kept in its own schema)."""
 
-    def __init__(self, dialect: str, *, hide_pending_blocks: bool = False):
+    def __init__(self, dialect: str, *, hide_pending_blocks: bool = False, legacy: LegacySchema | None = None):
         self.dialect = dialect
         self.hide_pending_blocks = hide_pending_blocks
+        self.legacy = legacy
+        """Set for a v5/v6 file kept in its own schema: blocks are read and written in its columns."""
 
     # -- public entry points ---------------------------------------------------------------------------
 
@@ -303,13 +307,15 @@ class SectionStore:
         return [rec.message_record(row) for row in connection.execute(statement).mappings().all()]
 
     def _read_blocks(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
-        b, m = s.blocks, s.messages
+        b, m = (s.blocks if self.legacy is None else self.legacy.blocks), s.messages
         _table, _key, order, base = self._listing("blocks")
         rows = connection.execute(
             select(b)
             .where(b.c.namespace == namespace, _key_filter(b.c.id, keys), *base)
             .order_by(*_in_order(keys, *order))
         ).mappings().all()
+        if self.legacy is not None:
+            rows = self.legacy.block_rows_read(connection, namespace, rows)
         block_ids = None if keys is None else [row["id"] for row in rows]
         raw: dict[str, list[Record]] = defaultdict(list)
         message_rows = connection.execute(
@@ -452,7 +458,12 @@ class SectionStore:
         self, connection: Connection, namespace: str, records: list[Record], _readded: frozenset[str]
     ) -> None:
         m = s.messages
-        upsert(connection, s.blocks, [rec.block_row(namespace, block) for block in records])
+        block_rows = [rec.block_row(namespace, block) for block in records]
+        if self.legacy is None:
+            upsert(connection, s.blocks, block_rows)
+        else:
+            written = self.legacy.block_rows_written(connection, namespace, block_rows)
+            upsert(connection, self.legacy.blocks, written)
         rows = []
         for block in records:
             message_ids = [message["id"] for message in block["l5Raw"]]

@@ -3,7 +3,8 @@
 `open_backend(database)` takes a file path or a SQLAlchemy URL and returns a `SqlBackend`, which implements
 the `StorageBackend` contract (backend.py). Opening reads no records (sections load on demand), and:
 
-- a writable open of a v1–v6 file backs it up to `FILE.bak-v<N>` and upgrades it in one transaction;
+- a writable open of a v5/v6 file keeps its schema (legacy.py), so the reference still opens it; a v1–v4
+  file opens read-only. Upgrading to v7 is explicit: `migrate_file` (upgrade.py, `stratagate migrate`);
 - a read-only open never touches the file: it opens a private copy (migrated there if old), checks that
   the original's sha256 did not change, and creates no `-wal`/`-shm` beside it;
 - v8–v12 files open read-only with a notice; anything else that is not a StrataGate v1–v12 database raises
@@ -30,15 +31,17 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError,
 from stratagate.errors import (
     NamespaceExistsError,
     ReadOnlyError,
+    SchemaUpgradeRequiredError,
     SnapshotError,
     StorageConflictError,
     StorageOpenError,
     StorageWriteError,
 )
 from stratagate.search import stored
-from stratagate.snapshot import validate_section
+from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
 from stratagate.storage import files, migrations, records, schema, schema_objects, search_cache
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
+from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
 from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
 
@@ -75,12 +78,15 @@ class SqlBackend:
         hide_pending_blocks: bool = False,
         forensic_copy: files.ForensicCopy | None = None,
         identity: str | None = None,
+        legacy: LegacySchema | None = None,
     ):
         self.engine = engine
         self.location = location
         self.read_only = read_only
         self.schema_version = schema_version
         """The file's version as found, before any upgrade."""
+        self.legacy = legacy
+        """Set when a v5/v6 file is written in its own schema."""
         self.notice = notice
         self.dialect = engine.dialect.name
         self._path = path
@@ -88,10 +94,11 @@ class SqlBackend:
         self._forensic_copy = forensic_copy
         if forensic_copy is not None:  # the private copy goes even if close() is never called
             weakref.finalize(self, forensic_copy.cleanup)
-        self._sections = SectionStore(self.dialect, hide_pending_blocks=hide_pending_blocks)
+        self._sections = SectionStore(self.dialect, hide_pending_blocks=hide_pending_blocks, legacy=legacy)
         # What names the database's current state for the outside search cache (see search_cache).
         self._identity = identity or location
         self._cached_index: search_cache.CachedIndex | None = None
+        self._cached_state: tuple[str, int] | None = None
 
     @property
     def file_sha256(self) -> str | None:
@@ -193,6 +200,10 @@ class SqlBackend:
     ) -> None:
         """Create `namespace` (space fields from `space`) inside the caller's write transaction; an existing
         one is refused unless `replace`, and then its rows go in the same transaction."""
+        if self.legacy is not None:
+            raise SchemaUpgradeRequiredError(
+                self.location, self.schema_version, f"importing a whole namespace ({namespace!r})"
+            )
         ms = schema.memory_spaces
         exists = connection.scalar(select(ms.c.revision).where(ms.c.namespace == namespace)) is not None
         if exists and not replace:
@@ -223,11 +234,12 @@ class SqlBackend:
         """After the last `write_records` of a namespace: build its search index in the same transaction."""
         self._build_search_index(connection, namespace)
 
-    @staticmethod
-    def _space(connection: Connection, namespace: str) -> Record | None:
-        ms = schema.memory_spaces
+    def _space(self, connection: Connection, namespace: str) -> Record | None:
+        ms = schema.memory_spaces if self.legacy is None else self.legacy.memory_spaces
         row = connection.execute(select(ms).where(ms.c.namespace == namespace)).mappings().first()
-        return None if row is None else records.space_record(row)
+        if row is None:
+            return None
+        return records.space_record(row if self.legacy is None else self.legacy.space_row(row))
 
     # -- writes --------------------------------------------------------------------------------------------
 
@@ -235,7 +247,7 @@ class SqlBackend:
         now = now_utc8()
         row = {
             "namespace": namespace,
-            "schema_version": schema.SCHEMA_VERSION,
+            "schema_version": self.schema_version if self.legacy else schema.SCHEMA_VERSION,
             "revision": 1,
             "current_turn": space.get("currentTurn", 0),
             "block_turn_size": space.get("blockTurnSize", 12),
@@ -243,14 +255,25 @@ class SqlBackend:
             "created_at": space.get("createdAt", now),
             "updated_at": space.get("updatedAt", now),
         }
+        table = schema.memory_spaces
+        if self.legacy is not None:
+            self._check_decay_lambda(namespace, row.pop("block_decay_lambda"))
+            if not self.legacy.has_decay_lambda:
+                table = self.legacy.memory_spaces
         with self._writing(namespace) as connection:
-            existing = connection.scalar(
-                select(schema.memory_spaces.c.revision).where(schema.memory_spaces.c.namespace == namespace)
-            )
+            existing = connection.scalar(select(table.c.revision).where(table.c.namespace == namespace))
             if existing is not None:
                 raise StorageConflictError(namespace, 0, existing)
-            connection.execute(insert(schema.memory_spaces).values(row))
+            connection.execute(insert(table).values(row))
         return 1
+
+    def _check_decay_lambda(self, namespace: str, value: float) -> None:
+        """A v5 file has no column for the block decay rate: only the v7 default may be asked of it."""
+        assert self.legacy is not None
+        if not self.legacy.has_decay_lambda and value != DEFAULT_BLOCK_DECAY_LAMBDA:
+            raise SchemaUpgradeRequiredError(
+                self.location, self.schema_version, f"setting block decay lambda {value} of {namespace!r}"
+            )
 
     def commit(self, namespace: str, changes: ChangeSet, expected_revision: int) -> int:
         if isinstance(expected_revision, bool) or not isinstance(expected_revision, int) or expected_revision < 0:
@@ -261,6 +284,8 @@ class SqlBackend:
             raise SectionError(f"commit to {namespace!r}: unknown fields or sections {sorted(unknown)}")
         ms = schema.memory_spaces
         values: dict[str, Any] = records.space_values(changes.space)
+        if self.legacy is not None and "block_decay_lambda" in values and not self.legacy.has_decay_lambda:
+            self._check_decay_lambda(namespace, values.pop("block_decay_lambda"))
         values.update(revision=ms.c.revision + 1, updated_at=now_utc8())
         with self._writing(namespace) as connection:
             bumped = connection.execute(
@@ -343,20 +368,26 @@ class SqlBackend:
 
     def event_search_index(self, namespace: str, progress: stored.Progress | None = None) -> stored.StoredEventIndex:
         """The namespace's persistent event search index. Built once when missing: into the database when it
-        is writable (then kept current by every commit), else into the outside cache (`search_cache`)."""
+        is writable v7 (then kept current by every commit), else into the outside cache (`search_cache`): a
+        v5/v6 file must hold only what the reference wrote, which would not keep an index current."""
         with self._reading() as connection:
             if stored.is_current(connection, namespace):
                 return stored.StoredEventIndex(self._reading, namespace)
-        if not self.read_only:
+        if not self.read_only and self.legacy is None:
             with self._writing(namespace) as connection:
                 if not stored.is_current(connection, namespace):
                     self._build_search_index(connection, namespace, progress)
             return stored.StoredEventIndex(self._reading, namespace)
         space = self.load_space(namespace)
         revision = -1 if space is None else space["revision"]
-        if self._cached_index is None:
+        if self._cached_index is None or self._cached_state != (namespace, revision):
+            # A writable v5/v6 file moves on with every commit (ours and the reference's): a new revision gets
+            # its own cache file.
+            if self._cached_index is not None:
+                self._cached_index.close()
             self._cached_index = search_cache.open_cached_index(self._identity, namespace, revision, self._reading,
                                                                 progress)
+            self._cached_state = (namespace, revision)
         return self._cached_index.index(namespace)
 
     @staticmethod
@@ -406,7 +437,7 @@ def open_backend(
     raise StorageOpenError(url.render_as_string(hide_password=True), "only SQLite and PostgreSQL are supported")
 
 
-def _sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Engine:
+def sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Engine:
     """An engine on the file; `immutable` opens it with SQLite's `immutable=1` (no locks, no side files, no
     writes), only for a file at rest: no hot journal, no WAL with frames."""
     url = (URL.create("sqlite", database=path.resolve().as_uri(), query={"immutable": "1", "uri": "true"})
@@ -453,7 +484,7 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
                 f"schema {version} is newer than this StrataGate can read "
                 f"({schema.SCHEMA_VERSION}, or up to {schema.NEWEST_READABLE_VERSION} read-only)",
             )
-        if version > schema.SCHEMA_VERSION:
+        if version > schema.SCHEMA_VERSION or 0 < version < min(WRITABLE_VERSIONS):
             read_only = True
             identity = identity or search_cache.sqlite_file_identity(path)
         if not read_only:
@@ -503,9 +534,9 @@ def _prepare_sqlite(
     identity: str | None = None,
 ) -> SqlBackend:
     """Check what the file holds, create or upgrade its schema as allowed, and wrap it in a SqlBackend."""
-    engine = _sqlite_engine(path, timeout, immutable=immutable)
+    engine = sqlite_engine(path, timeout, immutable=immutable)
     try:
-        notice, hide_pending = _check_and_upgrade(engine, path, location, version, read_only, forensic_copy)
+        notice, hide_pending, legacy = _check_and_upgrade(engine, location, version, read_only, forensic_copy)
     except DBAPIError as error:
         engine.dispose()
         if new_file:
@@ -525,18 +556,19 @@ def _prepare_sqlite(
         hide_pending_blocks=hide_pending,
         forensic_copy=forensic_copy,
         identity=identity,
+        legacy=legacy,
     )
 
 
 def _check_and_upgrade(
     engine: Engine,
-    path: Path,
     location: str,
     version: int,
     read_only: bool,
     forensic_copy: files.ForensicCopy | None,
-) -> tuple[str | None, bool]:
-    """Returns the notice to show and whether v9+ pending blocks must be hidden."""
+) -> tuple[str | None, bool, LegacySchema | None]:
+    """Returns the notice to show, whether v9+ pending blocks must be hidden, and the v5/v6 layout of a file
+    written in its own schema. Only a private forensic copy is ever upgraded here."""
     with engine.connect() as connection:
         tables = migrations.table_names(connection)
         hostile = [] if read_only else schema_objects.unexpected_objects(connection)
@@ -546,28 +578,34 @@ def _check_and_upgrade(
     if version == 0:
         if read_only:
             raise StorageOpenError(location, "is an empty SQLite database, not a StrataGate one")
-        _set_wal(engine)
-        with _immediate(engine) as connection:
+        set_wal(engine)
+        with immediate_transaction(engine) as connection:
             migrations.create_schema(connection)
-        return None, False
+        return None, False, None
     notice = None
-    if version < schema.SCHEMA_VERSION:
-        if forensic_copy is None:
-            backup = path.with_name(f"{path.name}.bak-v{version}")
-            files.backup_database(path, backup)
-            notice = f"upgraded from schema {version} to {schema.SCHEMA_VERSION} (backup: {backup})"
-        else:
-            notice = f"schema {version}: read through an upgraded private copy; the file is unchanged"
-        with _immediate(engine) as connection:
+    legacy = None
+    if version < schema.SCHEMA_VERSION and forensic_copy is None:
+        legacy = LegacySchema.of(version)
+        notice = (
+            f"schema {version}: kept in its own schema so the reference StrataGate still opens it "
+            f"(`stratagate migrate` upgrades it to {schema.SCHEMA_VERSION})"
+        )
+    elif version < schema.SCHEMA_VERSION:
+        notice = f"schema {version}: read through an upgraded private copy; the file is unchanged"
+        if version < min(WRITABLE_VERSIONS):
+            notice += f" (`stratagate migrate` upgrades it to {schema.SCHEMA_VERSION} for curation)"
+        with immediate_transaction(engine) as connection:
             migrations.upgrade(connection, version)
     elif version > schema.SCHEMA_VERSION:
         notice = f"schema {version} is newer than {schema.SCHEMA_VERSION}: opened read-only"
     if not read_only:
-        _set_wal(engine)
+        set_wal(engine)
+    replaced = {} if legacy is None else {"blocks": legacy.blocks, "memory_spaces": legacy.memory_spaces}
     with engine.connect() as connection:
-        # The explicit v7 column lists must all be there, whatever else a newer file holds.
+        # The explicit column lists (v7, or the file's own v5/v6 ones) must all be there, whatever else a
+        # newer file holds.
         for table in schema.metadata.sorted_tables:
-            connection.execute(select(table).limit(1)).all()
+            connection.execute(select(replaced.get(table.name, table)).limit(1)).all()
         hide_pending = "processing_status" in migrations.columns(connection, "blocks")
         if hide_pending:
             pending = connection.exec_driver_sql(
@@ -575,7 +613,7 @@ def _check_and_upgrade(
             ).scalar_one()
             if pending:
                 notice = f"{notice}; {pending} pending block(s) not shown"
-    return notice, hide_pending
+    return notice, hide_pending, legacy
 
 
 def _check_writable(path: Path, location: str) -> None:
@@ -610,7 +648,7 @@ def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None
         raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
 
 
-def _set_wal(engine: Engine) -> None:
+def set_wal(engine: Engine) -> None:
     raw = engine.raw_connection()
     try:
         raw.driver_connection.execute("PRAGMA journal_mode = WAL")
@@ -619,7 +657,7 @@ def _set_wal(engine: Engine) -> None:
 
 
 @contextmanager
-def _immediate(engine: Engine) -> Iterator[Connection]:
+def immediate_transaction(engine: Engine) -> Iterator[Connection]:
     with engine.connect() as connection:
         connection.execution_options(sqlite_immediate=True)
         with connection.begin():

@@ -26,6 +26,7 @@ from stratagate.search.bm25 import bm25_rank
 from stratagate.search.rrf import rrf_rank
 from stratagate.search.tokenize import weighted_search_tokens
 from stratagate.storage.memory_backend import MemoryBackend
+from stratagate.storage.upgrade import upgrade_file
 from stratagate.timeutil import to_utc8_iso
 from tests.core.helpers import Clock
 
@@ -421,14 +422,21 @@ def test_p8_a_stale_writer_gets_a_conflict_and_keeps_its_state(tmp_path: Path):
     b.close()
 
 
-def test_p9_p10_older_snapshots_migrate_on_open(reference_db_copy: Path):
-    # The v5 reference file (threads, elements, receipts) opens and is upgraded to v7 in place.
+def test_p9_p10_older_snapshots_read_as_v7_and_migrate_on_request(reference_db_copy: Path):
+    # The v5 reference file (threads, elements, receipts) reads as v7 but keeps schema 5 (the reference must
+    # still open it) until it is upgraded explicitly.
     m = stratagate.open(reference_db_copy, "project:atlas")
     assert m.revision == 103 and m.current_turn == 40 and len(m.list_events()) == 12
     assert [block.pointer_anchor_block_position for block in m.list_blocks()] == [3, 2, 3]
     m.close()
     with closing(sqlite3.connect(reference_db_copy)) as connection, connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (5,)
+    upgrade_file(reference_db_copy)
+    with closing(sqlite3.connect(reference_db_copy)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (7,)
+    m = stratagate.open(reference_db_copy, "project:atlas")
+    assert [block.pointer_anchor_block_position for block in m.list_blocks()] == [3, 2, 3]
+    m.close()
 
 
 def test_p11_projected_elements_and_element_receipts_survive_restarts(tmp_path: Path):

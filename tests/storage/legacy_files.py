@@ -15,6 +15,11 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from stratagate.storage import schema
 
+THREADED_V5_BLOCKS = [  # the verified v5 → v6 conversion case: positions 1, 1, 2
+    {"thread_id": "thread-a", "end_turn": 6, "anchor": 7},
+    {"thread_id": "thread-b", "end_turn": 6, "anchor": 6},
+    {"thread_id": "thread-a", "end_turn": 12, "anchor": 12},
+]
 V2_TABLES = ("elements", "element_sources", "element_facts", "element_fact_sources", "element_projection_jobs")
 V4_LATER_TABLES = ("model_response_history",)
 
@@ -45,6 +50,15 @@ def _tables(version: int) -> list[str]:
     if version < 5:
         names = [n for n in names if n not in V4_LATER_TABLES]
     return names
+
+
+def dump(path: Path) -> tuple[int, list[str]]:
+    """user_version and the SQL text of every table and row: what a backup must preserve."""
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return connection.execute("PRAGMA user_version").fetchone()[0], list(connection.iterdump())
+    finally:
+        connection.close()
 
 
 def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""SQLite files: forensic read-only opens, bad files, upgrades from v1–v6, newer v8–v12 files read-only."""
+"""SQLite files: forensic read-only opens, bad files, older files through a private copy, newer v8–v12 files
+read-only. Writable opens of v5/v6 files: test_legacy_schema.py; the explicit upgrade: test_upgrade.py."""
 
 from __future__ import annotations
 
@@ -14,18 +15,12 @@ from typing import Any
 import pytest
 
 from stratagate.errors import ReadOnlyError, StorageOpenError
-from stratagate.snapshot import normalize_snapshot
 from stratagate.storage.backend import ChangeSet
 from stratagate.storage.sql import open_backend
 from tests.conftest import REFERENCE_DB, REFERENCE_NAMESPACE, REFERENCE_ORACLE
-from tests.storage.legacy_files import build_legacy_file, make_newer
+from tests.storage.legacy_files import THREADED_V5_BLOCKS, build_legacy_file, make_newer
 
 NS = REFERENCE_NAMESPACE
-THREADED_V5_BLOCKS = [  # the verified v5 → v6 conversion case: positions 1, 1, 2
-    {"thread_id": "thread-a", "end_turn": 6, "anchor": 7},
-    {"thread_id": "thread-b", "end_turn": 6, "anchor": 6},
-    {"thread_id": "thread-a", "end_turn": 12, "anchor": 12},
-]
 
 
 def _state(directory: Path) -> dict[str, str]:
@@ -35,14 +30,6 @@ def _state(directory: Path) -> dict[str, str]:
         for path in sorted(directory.iterdir())
     }
 
-
-def _dump(path: Path) -> tuple[int, list[str]]:
-    """user_version and the SQL text of every table and row: what a backup must preserve."""
-    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-    try:
-        return connection.execute("PRAGMA user_version").fetchone()[0], list(connection.iterdump())
-    finally:
-        connection.close()
 
 def _v7_file(path: Path, reference_v7: dict[str, Any]) -> Path:
     with open_backend(path) as backend:
@@ -186,36 +173,6 @@ def test_a_bad_file_gets_a_clear_error_and_stays_untouched(tmp_path: Path, kind:
         assert _state(tmp_path) == before
 
 
-@pytest.mark.parametrize("version", [1, 4, 5, 6])
-def test_an_old_file_is_upgraded_on_a_writable_open_after_a_backup(tmp_path: Path, version: int) -> None:
-    path = tmp_path / f"v{version}.sqlite"
-    blocks = THREADED_V5_BLOCKS if version == 5 else None
-    build_legacy_file(path, version, blocks)
-    original = _dump(path)
-    with open_backend(path) as backend:
-        assert backend.schema_version == version and not backend.read_only
-        assert f"upgraded from schema {version} to 7" in backend.notice
-        exported = backend.export_namespace("legacy")
-        with backend.engine.connect() as connection:
-            assert connection.exec_driver_sql("PRAGMA user_version").scalar() == 7
-            block_columns = [row[1] for row in connection.exec_driver_sql("PRAGMA table_info(blocks)")]
-        revision = backend.commit("legacy", ChangeSet(space={"currentTurn": 13}), 4)
-    assert "last_lifted_by" in block_columns and "pointer_anchor_turn" not in block_columns
-    assert revision == 5
-    backup = tmp_path / f"v{version}.sqlite.bak-v{version}"
-    assert _dump(backup) == original
-    snapshot = normalize_snapshot(exported["snapshot"])  # a valid v7 snapshot, references and all
-    assert snapshot["schemaVersion"] == 7 and exported["revision"] == 4
-    assert snapshot["blockDecayLambda"] == (0.25 if version == 6 else 0.3)
-    assert all(block["lastLiftedBy"] is None for block in snapshot["blocks"])
-    expected_positions = {1: [1], 4: [1], 5: [1, 1, 2], 6: [12]}[version]
-    assert [block["pointerAnchorBlockPosition"] for block in snapshot["blocks"]] == expected_positions
-    assert snapshot["usageReceipts"] == [
-        {"id": "answer:1", "eventIds": ["evt_1"], "elementIds": [], "createdAt": "2026-01-02T09:00:00.000+08:00"}
-    ]
-    assert snapshot["events"][0]["sourceMessageIds"] == ["msg_1"]
-
-
 @pytest.mark.parametrize("version", [1, 5])
 def test_a_read_only_open_of_an_old_file_upgrades_only_a_private_copy(tmp_path: Path, version: int) -> None:
     path = tmp_path / "old.sqlite"
@@ -226,25 +183,6 @@ def test_a_read_only_open_of_an_old_file_upgrades_only_a_private_copy(tmp_path: 
     assert _state(tmp_path) == before
     with open_backend(path) as backend:
         assert backend.export_namespace("legacy") == read_only_view
-
-
-def test_a_failed_upgrade_changes_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "broken.sqlite"
-    build_legacy_file(path, 5)
-    with closing(sqlite3.connect(path)) as connection, connection:  # a v5 file whose blocks lack the anchor column: RENAME fails
-        connection.execute("ALTER TABLE blocks RENAME COLUMN pointer_anchor_turn TO anchor")
-    original = path.read_bytes()
-    with pytest.raises(StorageOpenError, match="no such column|pointer_anchor_turn"):
-        open_backend(path)
-    assert path.read_bytes() == original
-    with closing(sqlite3.connect(path)) as connection, connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
-
-
-def test_the_reference_file_upgrades_on_a_writable_open(reference_db_copy: Path, reference_v7) -> None:
-    with open_backend(reference_db_copy) as backend:
-        assert backend.export_namespace(NS) == reference_v7
-    assert (reference_db_copy.parent / f"{REFERENCE_DB.name}.bak-v5").exists()
 
 
 @pytest.mark.parametrize("version", [8, 9, 10, 11, 12])
