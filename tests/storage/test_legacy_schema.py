@@ -170,3 +170,17 @@ def test_an_older_file_opens_read_only_pointing_at_migrate(tmp_path: Path, versi
         with pytest.raises(ReadOnlyError):
             backend.commit("legacy", ChangeSet(space={"currentTurn": 13}), 4)
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]
+
+
+def test_the_search_index_of_a_v5_file_lives_outside_it_and_follows_its_writes(
+    reference_db_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    reference_layout = layout(reference_db_copy)
+    with stratagate.open(reference_db_copy, NS) as memory:
+        event = memory.list_events()[0]
+        query = event.title
+        assert event.id in [hit for hit, _score in memory.backend.event_search_index(NS).rank(query)]
+        memory.forget_event(event.id)  # forgotten events are no search candidates
+        assert event.id not in [hit for hit, _score in memory.backend.event_search_index(NS).rank(query)]
+    check_loadable(reference_db_copy, 5, reference_layout)
