@@ -25,7 +25,7 @@ from typing import Any
 
 import icu
 import numpy as np
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, cast, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -238,7 +238,8 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
          "postings": np.asarray(triples, dtype=_TRIPLE).tobytes()}
         for term, triples in postings.items()
     ], lambda excluded: {"count": terms.c.count + excluded.count,
-                         "postings": terms.c.postings.concat(excluded.postings)})
+                         # SQLite's || yields TEXT (with the same bytes): cast back to a blob.
+                         "postings": cast(terms.c.postings.concat(excluded.postings), t.Blob)})
     return count, total_length
 
 
@@ -375,16 +376,17 @@ class StoredEventIndex:
         if not terms or (limit is not None and limit <= 0) or (allowed is not None and not len(allowed)):
             return []
         with self.connect() as connection:
-            state = connection.execute(select(t.search_index_state.c.documents, t.search_index_state.c.total_length)
-                                       .where(t.search_index_state.c.namespace == self.namespace)).one()
+            state = self._query(connection, "SELECT documents, total_length FROM search_index_state "
+                                            "WHERE namespace = {}", [])[0]
             postings = self._postings(connection, terms)
-            if not state.documents or not postings:
+            documents, total_length = state
+            if not documents or not postings:
                 return []
-            mean_length = average_length(state.total_length, state.documents)
+            mean_length = average_length(total_length, documents)
             size = 1 + max((int(triples[:, 0].max()) for _count, triples in postings if len(triples)), default=-1)
             totals = np.zeros(size, dtype=np.float64)
             for count, triples in postings:
-                totals[triples[:, 0]] += contributions(idf(state.documents, count), triples[:, 1],
+                totals[triples[:, 0]] += contributions(idf(documents, count), triples[:, 1],
                                                        triples[:, 2].astype(np.float64), mean_length)
             positions = np.flatnonzero(totals)
             if allowed is not None:
@@ -414,25 +416,30 @@ class StoredEventIndex:
 
     def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
         """(document frequency, current triples) of each indexed query term, in query order."""
-        table, changes = t.search_terms, t.search_term_changes
-        settled = {row.term: row for row in connection.execute(
-            select(table.c.term, table.c.count, table.c.postings).where(
-                table.c.namespace == self.namespace, table.c.term.in_(terms), table.c.count > 0))}
+        settled = {term: (count, postings) for term, count, postings in self._query(
+            connection, "SELECT term, count, postings FROM search_terms WHERE namespace = {} AND count > 0 "
+                        "AND term IN ({})", terms)}
         overlay: dict[str, list[Any]] = defaultdict(list)
         if settled:
-            for row in connection.execute(
-                    select(changes.c.term, changes.c.position, changes.c.frequency, changes.c.length)
-                    .where(changes.c.namespace == self.namespace, changes.c.term.in_(list(settled)))):
-                overlay[row.term].append((row.position, row.frequency, row.length))
-        return [(settled[term].count, _merge(bytes(settled[term].postings), overlay.get(term, [])))
+            for term, position, frequency, length in self._query(
+                    connection, "SELECT term, position, frequency, length FROM search_term_changes "
+                                "WHERE namespace = {} AND term IN ({})", list(settled)):
+                overlay[term].append((position, frequency, length))
+        return [(settled[term][0], _merge(bytes(settled[term][1]), overlay.get(term, [])))
                 for term in terms if term in settled]
+
+    def _query(self, connection: Connection, sql: str, values: list[Any]) -> list[tuple]:
+        """Rows of `sql` (its first {} the namespace, its second an IN list of `values`), sent to the driver
+        as is: a search runs a few such statements, and building them with SQLAlchemy Core costs more than
+        running them."""
+        mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+        statement = sql.format(mark, ", ".join([mark] * len(values)))
+        return [tuple(row) for row in connection.exec_driver_sql(statement, (self.namespace, *values))]
 
     def ids(self, connection: Connection, positions: np.ndarray) -> list[str]:
         """The event ids at these positions, in the order given."""
-        table = t.search_events
         found: dict[int, str] = {}
         for chunk in _chunks(positions.tolist()):
-            for row in connection.execute(select(table.c.position, table.c.event_id).where(
-                    table.c.namespace == self.namespace, table.c.position.in_(chunk))):
-                found[row.position] = row.event_id
+            found.update(self._query(connection, "SELECT position, event_id FROM search_events "
+                                                 "WHERE namespace = {} AND position IN ({})", chunk))
         return [found[position] for position in positions.tolist()]
