@@ -144,7 +144,8 @@ def _calls(rng: random.Random, event_ids: list[str]) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
 
     def query() -> str:
-        return rng.choice(["", " ", "?!", _sentence(rng, 1, 1), _sentence(rng, 1, 3), _sentence(rng, 2, 5)])
+        return rng.choice(["", " ", "?!", "🚀", "a", _sentence(rng, 1, 1), _sentence(rng, 1, 3), _sentence(rng, 2, 5),
+                           _sentence(rng, 1, 2).upper(), _sentence(rng, 8, 20)])
 
     def limit(options: dict[str, Any]) -> dict[str, Any]:
         value = rng.choice(LIMITS)
@@ -153,9 +154,9 @@ def _calls(rng: random.Random, event_ids: list[str]) -> list[dict[str, Any]]:
     for _ in range(50):
         options: dict[str, Any] = {}
         if rng.random() < 0.3:
-            options["participants"] = rng.sample(PEOPLE, rng.randint(1, 2))
+            options["participants"] = rng.sample(PEOPLE + ["", " ", "ali"], rng.randint(1, 2))
         if rng.random() < 0.3:
-            options["eventType"] = rng.choice(EVENT_TYPES + ["nothing-matches"])
+            options["eventType"] = rng.choice(EVENT_TYPES + ["nothing-matches", "", " ", "MEET"])
         if rng.random() < 0.3:
             options["happenedFrom"] = date_text(rng)
         if rng.random() < 0.3:
@@ -166,9 +167,9 @@ def _calls(rng: random.Random, event_ids: list[str]) -> list[dict[str, Any]]:
     for _ in range(30):
         options = {}
         if rng.random() < 0.3:
-            options["name"] = rng.choice([name for name, _type in ELEMENTS] + ["nobody"])
+            options["name"] = rng.choice([name for name, _type in ELEMENTS] + ["nobody", "", " ", "atl"])
         if rng.random() < 0.3:
-            options["type"] = rng.choice(["person", "project", "organization", "tool", "place"])
+            options["type"] = rng.choice(["person", "project", "organization", "tool", "place", "planet"])
         calls.append({"kind": "searchElements", "query": query(), "options": limit(options)})
     for _ in range(20):
         call = {"kind": "searchRawMemory", "query": query()}
@@ -186,7 +187,7 @@ def _calls(rng: random.Random, event_ids: list[str]) -> list[dict[str, Any]]:
 
 def _namespace(rng: random.Random, name: str) -> dict[str, Any]:
     ids = _Ids(rng, rng.choice(["counter", "uuid", "mixed"]))
-    block_turn_size = rng.choice([2, 3])
+    block_turn_size = rng.choice([1, 2, 2, 3])
     turns = rng.randint(20, 36)
     steps: list[dict[str, Any]] = []
     event_ids: list[str] = []
