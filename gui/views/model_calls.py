@@ -48,9 +48,15 @@ class ModelCallsView(QWidget):
                                on_done=self._show, description="list model calls")
 
     def _show(self, responses: list[ModelResponse]) -> None:
+        # A refresh keeps the call the user is reading selected, if it is still listed.
+        rows = self.table.selectionModel().selectedRows()
+        selected = self.responses[rows[0].row()] if rows else None
         self.responses = responses
         fill_table(self.table, COLUMNS, [call_row(response) for response in responses])
-        self.answer.clear()
+        if selected in responses:
+            self.table.selectRow(responses.index(selected))
+        else:
+            self.answer.clear()
 
     def _show_answer(self) -> None:
         rows = self.table.selectionModel().selectedRows()

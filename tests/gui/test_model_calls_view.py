@@ -29,3 +29,20 @@ def test_the_model_calls_tab_lists_model_tokens_and_latency(make_window, qtbot, 
                          str(usage.latency_ms)]
     table.selectRow(0)
     assert '"l0Title": "Hello"' in window.model_calls.answer.toPlainText()
+
+
+def test_a_refresh_keeps_the_selected_call_and_its_answer(make_window, qtbot, tmp_path: Path) -> None:
+    path = tmp_path / "agent.sqlite"
+    with ScriptedModelServer([Scripted(arguments=SUMMARY)]) as server:
+        adapters = openai_adapters("scripted-gpt", base_url=server.openai_base_url, api_key="unused")
+        with stratagate.open(path, "agent", block_turn_size=1, summarizer=adapters.summarizer) as memory:
+            memory.append_turn("hello", "hi")
+            adapters.record_into(memory)
+    window = make_window()
+    window.open_location(str(path), "agent", read_only=True)
+    view = window.model_calls
+    qtbot.waitUntil(lambda: view.table.rowCount() == 1, timeout=10_000)
+    view.table.selectRow(0)
+    view._show(list(view.responses))  # what a refresh delivers: the same calls, freshly read
+    assert view.table.selectionModel().selectedRows()[0].row() == 0
+    assert '"l0Title": "Hello"' in view.answer.toPlainText()
