@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from stratagate.strata.errors import StrataConfigError
@@ -111,6 +111,7 @@ RESERVED_NAMES = (
     "strata_evict.journal",
     "strata_rehydrate.journal",
     "pi-config.json",
+    "quarantine",
 )
 
 
@@ -130,6 +131,22 @@ def check_tiers_apart(file: Path, config: StrataConfig) -> None:
             )
             raise StrataConfigError(file, blamed, f"{name!r} is already used by {by}; tiers must not overlap")
         seen[name.casefold()] = key
+
+
+def apply_setting(config: StrataConfig, file: Path, dotted_key: str, value: object) -> StrataConfig:
+    """`config` with one setting changed (`decay_thresholds.projects` sets one entry), validated as if
+    it had been read from `file`; the caller saves it."""
+    top, _, entry = dotted_key.partition(".")
+    if top not in {f.name for f in fields(StrataConfig)}:
+        raise StrataConfigError(file, dotted_key, "no such setting")
+    if entry:
+        current = getattr(config, top)
+        if not isinstance(current, dict):
+            raise StrataConfigError(file, dotted_key, f"{top} has no entries to set")
+        value = {**current, entry: value}
+    updated = replace(config, **{top: _validate(file, top, value)})
+    check_tiers_apart(file, updated)
+    return updated
 
 
 def load_config(base_dir: Path) -> StrataConfig:

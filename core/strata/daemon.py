@@ -131,10 +131,12 @@ class StrataDaemon:
         interval: float = DEFAULT_INTERVAL,
         live_first: bool = False,
         echo: bool = False,
+        dry_run_only: bool = False,
     ):
         self.store = store
         self.interval = interval
         self.live_first = live_first
+        self.dry_run_only = dry_run_only
         self.cycle = 0
         self._wake = threading.Event()
         self._stopping = False
@@ -170,7 +172,8 @@ class StrataDaemon:
                 if self._reload_requested:
                     self._reload()
                 if time.monotonic() >= next_cycle:
-                    self.run_once(dry_run=self.cycle == 0 and not self.live_first)
+                    first = self.cycle == 0
+                    self.run_once(dry_run=self.dry_run_only or (first and not self.live_first))
                     next_cycle = time.monotonic() + self.interval
                     self.log.debug(f"Sleeping {self.interval:g}s until next cycle...")
                 self._wake.wait(max(0.0, next_cycle - time.monotonic()))
@@ -281,7 +284,7 @@ class StrataDaemon:
         problems: list[FileResult] = [
             result
             for result in report.promoted + report.migrated + report.evicted
-            if result.status in ("conflict", "error")
+            if result.status in ("conflict", "error", "quarantined")
         ]
         for result in problems:
             self.log.warning(f"{label} {result.status}: {result.path}: {result.detail}")

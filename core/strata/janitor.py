@@ -48,7 +48,7 @@ Progress = Callable[[int], None]
 @dataclass(frozen=True)
 class FileResult:
     """One file's outcome. `status`: would_migrate/migrated, would_evict/evicted, would_promote/promoted,
-    would_rehydrate/rehydrated, conflict, skipped, error."""
+    would_rehydrate/rehydrated, conflict, skipped, quarantined, error."""
 
     path: str
     status: str
@@ -215,6 +215,11 @@ def apply_evict(
             for planned in _pending(plan):
                 try:
                     staged = _stage_blob(store, planned, cooled_prefix, archive_prefix, archived_at)
+                except NotTextError as error:
+                    results.append(_quarantine(store, planned, sidecar, error))
+                    if progress:
+                        progress(1)
+                    continue
                 except (StrataError, OSError) as error:
                     results.append(replace(planned, status="error", detail=str(error)))
                     if progress:
@@ -231,6 +236,19 @@ def apply_evict(
         finally:
             shadow.close()
     return results
+
+
+def _quarantine(store: StrataStore, planned: FileResult, sidecar, error: NotTextError) -> FileResult:
+    """A cooled file that is not UTF-8 cannot become a JSON blob; instead of failing every cycle it moves,
+    unchanged, to `quarantine/` (same relative path) and is reported once."""
+    destination = store.quarantine_root / planned.path
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        move_without_overwrite(store.cooled_root / planned.path, destination)
+    except (StrataError, OSError) as move_error:
+        return replace(planned, status="error", detail=f"{error}; could not quarantine it: {move_error}")
+    sidecar.forget(planned.path)
+    return replace(planned, status="quarantined", detail=f"{error}; moved unchanged to {destination}")
 
 
 def _stage_blob(

@@ -11,6 +11,7 @@ sidecar is written once per search, not once per hit.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -87,3 +88,33 @@ def search(
                 sidecar.record_access(path, now)
             sidecar.save()
     return hits
+
+
+_REFERENCE_TIERS = {Tier.ACTIVE: "stratum_1", Tier.COOLED: "stratum_2", Tier.ARCHIVE: "stratum_3"}
+
+
+def as_reference_result(hit: SearchHit) -> dict[str, object]:
+    """A hit in the reference's result shape (`{content, tier: stratum_N, source, score, metadata}`),
+    plus `path` and `shadow_id` so a caller never has to parse `source`."""
+    if hit.tier is Tier.ARCHIVE:
+        archive_path = str(hit.metadata.get("archive_path", ""))
+        metadata = {
+            "id": hit.shadow_id,
+            "shadow_id": hit.shadow_id,
+            "memory_id": hit.path,
+            "archive_path": archive_path,
+            "keywords": json.dumps(hit.metadata.get("keywords") or []),
+            "_needs_rehydration": True,
+        }
+        source = f"archive:{archive_path}"
+    else:
+        metadata, source = {"path": hit.path, "size": hit.metadata.get("size", 0)}, hit.path
+    return {
+        "content": hit.content,
+        "tier": _REFERENCE_TIERS[hit.tier],
+        "source": source,
+        "score": hit.score,
+        "metadata": metadata,
+        "path": hit.path,
+        "shadow_id": hit.shadow_id,
+    }

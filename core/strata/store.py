@@ -12,6 +12,7 @@ import fnmatch
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
@@ -32,6 +33,7 @@ from stratagate.strata.shadow import ShadowIndex
 from stratagate.strata.sidecar import SIDECAR_FILE, AccessRecord, AccessSidecar
 
 LOCK_FILE = "strata.lock"
+QUARANTINE_DIR = "quarantine"
 LOG_FILE = "strata.log"
 PID_FILE = "strata.pid"
 COST_LOG_FILE = "strata_cost.log"
@@ -115,6 +117,11 @@ class StrataStore:
     @property
     def shadow_file(self) -> Path:
         return self.base_dir / self.config.stratum_3_shadow_db
+
+    @property
+    def quarantine_root(self) -> Path:
+        """Where eviction puts cooled files it cannot archive (not UTF-8), unchanged."""
+        return self.base_dir / QUARANTINE_DIR
 
     @property
     def sidecar_file(self) -> Path:
@@ -266,6 +273,29 @@ class StrataStore:
                 )
             )
         return files
+
+    def list_dir(self, relative_path: str = "") -> list[dict[str, object]]:
+        """Direct children of an active folder, as the reference's `list_dir`: sorted by name, each
+        `{name, path, type, size, modified}` (ISO-8601 UTC); a missing folder gives `[]`."""
+        folder = self.file_path(Tier.ACTIVE, relative_path) if relative_path.strip("/.") else self.active_root
+        if not folder.is_dir():
+            return []
+        entries = []
+        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+            if is_temp_file(entry.name):
+                continue
+            stat = entry.stat(follow_symlinks=False)
+            is_dir = entry.is_dir(follow_symlinks=False)
+            entries.append(
+                {
+                    "name": entry.name,
+                    "path": Path(entry.path).relative_to(self.active_root).as_posix(),
+                    "type": "directory" if is_dir else "file",
+                    "size": 0 if is_dir else stat.st_size,
+                    "modified": datetime.fromtimestamp(stat.st_mtime, UTC).isoformat(),
+                }
+            )
+        return entries
 
     def read_text(self, tier: Tier, relative_path: str, limit: int | None = None) -> str:
         """A file's text, without side effects. `limit` caps the bytes read (FileTooLargeError above it)."""

@@ -27,7 +27,7 @@ def test_init_add_read_search_and_lifecycle(tmp_path: Path):
     assert run("strata", "--data-dir", base, "read", "notes/a.md").output == "# A\nalpha beta\n\n"
 
     dry = run("strata", "--data-dir", base, "migrate", "--dry-run", "--json")
-    assert json.loads(dry.output)["files"] == [
+    assert json.loads(dry.output)["data"]["files"] == [
         {"path": "notes/a.md", "status": "would_migrate", "age_days": 0, "target": "cooled"}
     ]
     assert "would_migrate: 1" not in run("strata", "--data-dir", base, "migrate").output
@@ -35,11 +35,11 @@ def test_init_add_read_search_and_lifecycle(tmp_path: Path):
     evicted = run("strata", "--data-dir", base, "evict")
     assert evicted.exit_code == 0 and "evicted: 1" in evicted.output
 
-    found = json.loads(run("strata", "--data-dir", base, "search", "alpha", "--json").output)
-    assert [(hit["tier"], hit["path"]) for hit in found] == [("archive", "notes/a.md")]
+    found = json.loads(run("strata", "--data-dir", base, "search", "alpha", "--json").output)["data"]
+    assert [(hit["tier"], hit["path"]) for hit in found] == [("stratum_3", "notes/a.md")]
     restored = run("strata", "--data-dir", base, "rehydrate", found[0]["shadow_id"])
-    assert restored.exit_code == 0 and "rehydrated: 1" in restored.output
-    status = json.loads(run("strata", "--data-dir", base, "status", "--json").output)
+    assert restored.exit_code == 0 and "Restored to 1st Stratum (active): notes/a.md" in restored.output
+    status = json.loads(run("strata", "--data-dir", base, "status", "--json").output)["data"]
     assert (status["active_files"], status["stratum_2_blocks"], status["stratum_3_shadows"]) == (1, 0, 0)
 
 
@@ -76,7 +76,7 @@ def test_config_prints_the_merged_settings(tmp_path: Path):
     base = tmp_path / "store"
     run("strata", "--data-dir", str(base), "init")
     (base / "strata.json").write_text(json.dumps({"decay_thresholds": {"projects": 3}}))
-    shown = json.loads(run("strata", "--data-dir", str(base), "config").output)
+    shown = json.loads(run("strata", "--data-dir", str(base), "--json", "config").output)["data"]
     assert shown["decay_thresholds"]["projects"] == 3 and shown["decay_thresholds"]["*"] == 30
     assert shown["base_dir"] == str(base)
 
@@ -92,5 +92,5 @@ def test_rebuild_index_recovers_search_after_the_shadow_db_is_destroyed(tmp_path
     assert broken.exit_code == 2 and "rebuild-index" in broken.output
     rebuilt = run("strata", "--data-dir", str(base), "rebuild-index")
     assert rebuilt.exit_code == 0 and "Indexed 1 archived file(s)." in rebuilt.output
-    found = json.loads(run("strata", "--data-dir", str(base), "search", "quokka", "--json").output)
+    found = json.loads(run("strata", "--data-dir", str(base), "search", "quokka", "--json").output)["data"]
     assert [hit["path"] for hit in found] == ["notes/a.md"]
