@@ -33,6 +33,7 @@ from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threa
 from stratagate_gui.strata.mount import add_strata_menu
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.undo import UndoHistory
+from stratagate_gui.upgrade import add_upgrade_action
 from stratagate_gui.widgets.badges import OpenModeBadge
 from stratagate_gui.workers import DatabaseWorker
 from stratagate_gui.writes import Writes
@@ -187,6 +188,7 @@ class MainWindow(QMainWindow):
         self._fill_recent_menu()
         self._add_action(file_menu, "Re&load", self.reload, QKeySequence.StandardKey.Refresh)
         self._add_action(file_menu, "&Close memory", self.close_memory)
+        add_upgrade_action(self)
         file_menu.addSeparator()
         self._add_action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
