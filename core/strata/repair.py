@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,8 +32,34 @@ class SidecarRepair:
     dropped: list[str] = field(default_factory=list)
 
 
+# One sidecar entry, wherever it stands in a damaged file: `"path": {"access_count": N, "last_accessed": T}`
+# (either field first, any whitespace — the reference's indented layout spreads it over four lines).
+_KEY = r'"((?:[^"\\\n]|\\.)*)"\s*:\s*\{\s*'
+_COUNT = r'"access_count"\s*:\s*(\d+)'
+_LAST = r'"last_accessed"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)'
+_ENTRY = re.compile(f"{_KEY}(?:{_COUNT}\\s*,\\s*{_LAST}|{_LAST}\\s*,\\s*{_COUNT})\\s*\\}}")
+
+
+def salvage_entries(text: str) -> dict[str, object]:
+    """Every complete entry that can still be read from a sidecar that is not valid JSON any more
+    (truncated by a crash, garbage written into it): later entries of the same key win, as in JSON."""
+    entries: dict[str, object] = {}
+    for found in _ENTRY.finditer(text):
+        try:
+            key = json.loads(f'"{found.group(1)}"')
+        except json.JSONDecodeError:
+            continue
+        count = found.group(2) or found.group(5)
+        last = found.group(3) or found.group(4)
+        entries[key] = {"access_count": int(count), "last_accessed": float(last)}
+    return entries
+
+
 def repair_sidecar(store: StrataStore) -> SidecarRepair:
-    """Keep every valid entry of a cooled file, drop the rest (listed), back up the old file first."""
+    """Keep every valid entry of a cooled file, drop the rest (listed), back up the old file first.
+
+    A file that is not JSON at all keeps every entry that can still be read from it (`salvage_entries`).
+    """
     with store.lock():
         file = store.sidecar_file
         if not file.exists():
@@ -40,13 +67,14 @@ def repair_sidecar(store: StrataStore) -> SidecarRepair:
         raw = file.read_bytes()
         backup = _backup_name(file)
         atomic_write_bytes(backup, raw)
+        text = raw.decode("utf-8", errors="replace")
         try:
-            data = json.loads(raw.decode("utf-8", errors="replace"))
+            data = json.loads(text)
         except json.JSONDecodeError:
-            data = {}
+            data = None
         report = SidecarRepair(backup)
         if not isinstance(data, dict):
-            data = {}
+            data = salvage_entries(text)
         cooled = {relative for relative, _entry in walk_files(store.cooled_root)}
         sidecar = AccessSidecar(file, records={})
         for key, value in data.items():

@@ -157,3 +157,30 @@ def test_distinct_custom_tier_names_are_accepted(tmp_path: Path):
     store.init()
     assert store.tier_root(Tier.ACTIVE) == tmp_path / "hot"
     assert store.tier_root(Tier.COOLED) == tmp_path / "warm"
+
+
+# repair-sidecar on a file that is not JSON (issue 14 known gap) ---------------------------------------
+def test_repair_keeps_every_entry_still_readable_from_a_truncated_garbled_sidecar(
+    store: StrataStore, write_file
+):
+    from stratagate.strata.repair import repair_sidecar
+
+    for name in ("a.md", "b.md", "c.md", "d.md"):
+        write_file(store.cooled_root, f"notes/{name}", name)
+    text = (
+        '{\n  "notes/a.md": {\n    "access_count": 2,\n    "last_accessed": 1700000000.5\n  },\n'
+        "\x00\x00garbage written by a crash\n"
+        '  "./notes/b.md": {"last_accessed": 1.7e9, "access_count": 1},\n'
+        '  "notes/c.md": {\n    "access_count": 4,\n    "last_accessed": 17'  # truncated mid-entry
+    )
+    store.sidecar_file.write_text(text, encoding="utf-8")
+
+    report = repair_sidecar(store)
+
+    assert report.backup is not None and report.backup.read_text(encoding="utf-8") == text
+    records = store.sidecar().records
+    assert {path: (record.access_count, record.last_accessed) for path, record in records.items()} == {
+        "notes/a.md": (2, 1700000000.5),
+        "notes/b.md": (1, 1.7e9),
+    }
+    assert report.kept == 2
