@@ -24,7 +24,12 @@ from stratagate.callbacks import (
     error_message,
 )
 from stratagate.elements import apply_element_changes
-from stratagate.errors import InvalidInputError, JobStateError, StrataGateError, UnknownIdError
+from stratagate.errors import (
+    InvalidInputError,
+    JobStateError,
+    StrataGateError,
+    UnknownIdError,
+)
 from stratagate.model import Block, Element, ElementProjectionJob, Event, ExtractionJob
 from stratagate.pending import PendingWork
 from stratagate.state import Mutation
@@ -115,10 +120,19 @@ class Derivation:
         previous_job = self._section("extractionJobs").get(target.id)
         if (previous_job.status if previous_job else None) not in statuses:
             raise JobStateError(f"Extraction block {target.id} is already {previous_job.status}")  # type: ignore[union-attr]
-        tx = self._store.mutation()
-        tx.put("extractionJobs", ExtractionJob(target.id, "running", (previous_job.attempts if previous_job else 0) + 1,
-                                               None, self._stamp()))
-        self._commit(tx)
+
+        def claim() -> bool:
+            job = self._section("extractionJobs").get(target.id)
+            if (job.status if job else None) not in statuses:
+                return False  # another writer claimed it while this one retried
+            tx = self._store.mutation()
+            tx.put("extractionJobs", ExtractionJob(target.id, "running", (job.attempts if job else 0) + 1, None,
+                                                   self._stamp()))
+            self._commit(tx)
+            return True
+
+        if not self._store.retrying(claim):
+            return []
         self._running_jobs.add(target.id)
         try:
             previous, following = self._neighbours(target)
@@ -134,8 +148,8 @@ class Derivation:
                 reason += f": {result.reason.strip()}" if result.reason.strip() else "."
                 self._finish_extraction(target.id, "failed", reason)
                 raise JobStateError(reason)
-            return self._store_extraction(target, result.events if result.should_extract else [],
-                                          "succeeded" if result.should_extract else "skipped")
+            events, status = (result.events, "succeeded") if result.should_extract else ([], "skipped")
+            return self._store.retrying(lambda: self._store_extraction(target, events, status))
         finally:
             self._running_jobs.discard(target.id)
 
@@ -146,6 +160,9 @@ class Derivation:
         self._commit(tx)
 
     def _store_extraction(self, target: Block, raw_events: list[Any], status: str) -> list[Event]:
+        job = self._section("extractionJobs").get(target.id)
+        if job is None or job.status != "running":
+            return []  # recovered by another writer (its lease expired) while this one waited
         now = self._stamp()
         tx = self._store.mutation()
         try:
@@ -233,7 +250,7 @@ class Derivation:
     def project_step(self) -> list[Element]:
         if self._hooks.projector is None or self.claimable_job() is None:
             return []
-        claim = self.claim_next_element_projection()
+        claim = self._store.retrying(self.claim_next_element_projection)
         if claim is None:
             return []
         self._running_jobs.add(claim.job_id)
@@ -243,7 +260,7 @@ class Derivation:
             except Exception as error:
                 self.fail_element_projection(claim.job_id, error)
                 raise
-            return self.complete_element_projection(claim.job_id, result)
+            return self._store.retrying(lambda: self.complete_element_projection(claim.job_id, result))
         finally:
             self._running_jobs.discard(claim.job_id)
 

@@ -16,6 +16,18 @@ class StorageConflictError(StrataGateError):
         super().__init__(f"Storage revision conflict for {namespace}: expected {expected_revision}, found {found}")
 
 
+class StorageBusyError(StorageConflictError):
+    """Another writer held the write lock for longer than the open's timeout: nothing was written. A conflict
+    like any other: retry on the current state."""
+
+    def __init__(self, namespace: str, location: str, detail: str):
+        self.namespace = namespace
+        self.expected_revision = None
+        self.actual_revision = None
+        StrataGateError.__init__(self, f"{location}: write to {namespace!r} waited too long for the lock held by "
+                                       f"another writer, nothing was written ({detail})")
+
+
 class StorageOpenError(StrataGateError):
     """A database could not be opened: not StrataGate, unsupported version, corrupt, unreachable."""
 

@@ -23,6 +23,7 @@ from stratagate.blocks import (
     BLOCK_DECAY_LAMBDA,
     BLOCK_MAX_LEVEL,
     DEFAULT_BLOCK_TURN_SIZE,
+    BlockSummary,
     block_level_label,
     decayed_block_level,
     default_summary,
@@ -41,6 +42,7 @@ from stratagate.derivation import JOB_LEASE, Derivation, ProjectionClaim, WorkRe
 from stratagate.elements import element_view_at
 from stratagate.errors import (
     InvalidInputError,
+    StorageConflictError,
     StrataGateError,
     UnknownIdError,
 )
@@ -83,10 +85,16 @@ _CONSTRUCT = object()
 
 @dataclass
 class TurnResult:
+    """What `append_turn` did. The turn is stored whenever a result is returned (unless `duplicate`)."""
+
     sealed_block: Block | None = None
     extracted_events: list[Event] = field(default_factory=list)
     projected_elements: list[Element] = field(default_factory=list)
     duplicate: bool = False
+    """The receipt id was already stored: nothing was written."""
+    deferred: bool = False
+    """The turn is stored, but another writer committed before this call's seal, extraction or projection
+    did: that work was left where the next `append_turn` or `resume_pending_work` finds it."""
 
 
 @dataclass
@@ -511,7 +519,15 @@ class StrataGate:
         defer_processing: bool = False,
     ) -> TurnResult:
         """Store one user+assistant turn; seal a block when the thread's tail reaches `block_turn_size` turns,
-        then run one extraction and one projection step. A repeated `receipt_id` is ignored (nothing written)."""
+        then run one extraction and one projection step. A repeated `receipt_id` is ignored (nothing written).
+
+        - `StorageConflictError` (or its `StorageBusyError`) means nothing was stored: retry the call.
+        - A returned result means the turn is stored. When another writer committed in between, the derived
+          work is not done and the result says `deferred`: do not retry, `resume_pending_work` (or the next
+          `append_turn`) does it.
+        - Any other error raised after the turn was stored (a model callback's) carries a note saying so.
+        - A writer that lost a race runs its next append under the write lock, so it cannot starve.
+        """
         self._require_writable()
         user = require_str(user, "user", max_length=MAX_MESSAGE_LENGTH)
         assistant = require_str(assistant, "assistant", max_length=MAX_MESSAGE_LENGTH)
@@ -520,22 +536,45 @@ class StrataGate:
         user_calls = _tool_traces(user_tool_calls, "user_tool_calls")
         assistant_calls = _tool_traces(assistant_tool_calls, "assistant_tool_calls")
         stamp = to_utc8_iso(self._store.now() if created_at is None else created_at)
-        if receipt_id is not None and receipt_id in self._section("ingestionReceipts"):
-            return TurnResult(duplicate=True)
-        tx = self._store.mutation()
-        tx.current_turn = self._state.current_turn + 1
-        tx.put("openTail", Message(self._store.new_id("msg"), "user", user, stamp, thread_id, user_calls))
-        tx.put("openTail", Message(self._store.new_id("msg"), "assistant", assistant, stamp, thread_id, assistant_calls))
-        if receipt_id is not None:
-            tx.put("ingestionReceipts", IngestionReceipt(receipt_id, stamp))
-        self._commit(tx)
+        with self._store.writing():
+            if receipt_id is not None and self._has_receipt(receipt_id):
+                return TurnResult(duplicate=True)
+            tx = self._store.mutation()
+            tx.current_turn = self._state.current_turn + 1
+            tx.put("openTail", Message(self._store.new_id("msg"), "user", user, stamp, thread_id, user_calls))
+            tx.put("openTail", Message(self._store.new_id("msg"), "assistant", assistant, stamp, thread_id,
+                                       assistant_calls))
+            if receipt_id is not None:
+                tx.put("ingestionReceipts", IngestionReceipt(receipt_id, stamp))
+            self._commit(tx)
         if defer_processing:
             return TurnResult()
-        if self._pending_block_messages(thread_id) is None:
-            return TurnResult(projected_elements=self._derivation.project_step())
-        block = self._seal(thread_id)
-        extracted = self._derivation.extract_step()
-        return TurnResult(block, extracted, self._derivation.project_step())
+        try:
+            return self._process_turn(thread_id)
+        except Exception as error:
+            error.add_note(f"The turn was stored ({self.namespace}, turn {tx.current_turn}); "
+                           "resume_pending_work() does the derived work that failed.")
+            raise
+
+    def _has_receipt(self, receipt_id: str) -> bool:
+        """Whether an ingestion receipt is stored, without loading every receipt. Called only by `append_turn`."""
+        if self._state.is_loaded("ingestionReceipts"):
+            return receipt_id in self._section("ingestionReceipts")
+        return bool(self._backend.fetch(self.namespace, "ingestionReceipts", [receipt_id]))
+
+    def _process_turn(self, thread_id: str | None) -> TurnResult:
+        """The derived work after a stored turn: seal the thread's full block, one extraction, one projection.
+        Called only by `append_turn`."""
+        result = TurnResult()
+        try:
+            if self._pending_block_messages(thread_id) is not None:
+                result.sealed_block = self._seal(thread_id)
+                if result.sealed_block is not None:
+                    result.extracted_events = self._derivation.extract_step()
+            result.projected_elements = self._derivation.project_step()
+        except StorageConflictError:
+            result.deferred = True
+        return result
 
     def _pending_block_messages(self, thread_id: str | None) -> list[Message] | None:
         """The messages of the thread's next block, or None while it has fewer than `block_turn_size` turns."""
@@ -552,7 +591,10 @@ class StrataGate:
             pending.append(message)
         return pending if users == size else None
 
-    def _seal(self, thread_id: str | None) -> Block:
+    def _seal(self, thread_id: str | None) -> Block | None:
+        """Seal the thread's next full block: summarize it (the model call), then commit it, retrying once
+        under the write lock if another writer committed meanwhile. None when another writer sealed these
+        messages first."""
         raw = self._pending_block_messages(thread_id)
         if raw is None:
             raise StrataGateError("Open tail does not contain enough turns to seal a block")
@@ -560,39 +602,55 @@ class StrataGate:
         messages = copy.deepcopy(raw)
         summary = default_summary(messages) if self._hooks.summarizer is None else coerce_summary(
             call_model(self._hooks.summarizer, copy.deepcopy(messages)))
-        order = self._store.block_order()
-        thread = order.threads.get(thread_id, [])
-        blocks = self._section("blocks")
-        start = blocks[thread[-1]].end_turn + 1 if thread else 1
-        sequence = order.max_sequence + 1
-        current = self._pending_block_messages(thread_id)
-        if current is None or [message.id for message in current] != raw_ids:
-            raise StrataGateError("Open tail changed while the block summary was being prepared")
+
+        def commit() -> Block | None:
+            current = self._pending_block_messages(thread_id)
+            if current is None or [message.id for message in current] != raw_ids:
+                if not set(raw_ids) & set(self._section("openTail")):
+                    return None  # another writer sealed them meanwhile
+                raise StrataGateError("Open tail changed while the block summary was being prepared")
+            return self._commit_block(thread_id, messages, summary)
+
+        return self._store.retrying(commit)
+
+    def _commit_block(self, thread_id: str | None, messages: list[Message], summary: BlockSummary) -> Block:
+        """Commit the block of these (pending) messages. Called only by `_seal`, on current state.
+
+        Where the block goes (its thread's count and last end turn, the highest sequence) is read from the
+        backend's indexes: sealing does not load the namespace's blocks."""
+        in_thread, last_end_turn, highest_sequence = self._backend.block_tally(self.namespace, thread_id)
+        start = 1 if last_end_turn is None else last_end_turn + 1
         block = Block(
-            id=self._store.new_id("blk"), thread_id=thread_id, sequence=sequence, start_turn=start,
+            id=self._store.new_id("blk"), thread_id=thread_id, sequence=highest_sequence + 1, start_turn=start,
             end_turn=start + self.block_turn_size - 1, created_at=messages[-1].created_at,
             should_extract=summary.should_extract, l0_title=summary.title, l0_tags=summary.tags,
             l1_summary=summary.summary, l2_keypoints=summary.keypoints,
             l3_condensed=condense_transcript(messages), l4_readable=format_readable_transcript(messages),
             l5_raw=messages, pointer_current_level=5, pointer_anchor_level=5,
-            pointer_anchor_block_position=len(thread) + 1,
+            pointer_anchor_block_position=in_thread + 1,
         )
         tx = self._store.mutation()
         tx.put("blocks", block)
-        for message_id in raw_ids:
-            tx.delete("openTail", message_id)
+        for message in messages:
+            tx.delete("openTail", message.id)
         self._commit(tx)
-        return self.get_block(block.id)
+        return self.get_block(block.id) if self._state.is_loaded("blocks") else block
 
     def _seal_next(self) -> Block | None:
         """Seal the first thread whose open tail holds a full block (None when none does)."""
-        counts: dict[str | None, int] = {}
-        for message in self._section("openTail").values():
-            if message.role == "user":
-                counts[message.thread_id] = counts.get(message.thread_id, 0) + 1
-                if counts[message.thread_id] >= self.block_turn_size:
-                    return self._seal(message.thread_id)
-        return None
+        while True:
+            counts: dict[str | None, int] = {}
+            for message in self._section("openTail").values():
+                if message.role == "user":
+                    counts[message.thread_id] = counts.get(message.thread_id, 0) + 1
+                    if counts[message.thread_id] >= self.block_turn_size:
+                        full = message.thread_id
+                        break
+            else:
+                return None
+            sealed = self._seal(full)
+            if sealed is not None:
+                return sealed
 
     # derived work (extraction and projection jobs) ---------------------------------------------------------
     def claim_next_element_projection(self) -> ProjectionClaim | None:

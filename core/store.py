@@ -10,14 +10,21 @@ Guarantees of a `Store`:
   change it through a `Mutation` from `mutation()`;
 - `commit(tx)` is one backend transaction with the revision check; the state changes only after it
   succeeded; on `StorageConflictError` nothing was written and the state has been reloaded;
-- `block_order()` is kept current as blocks are sealed.
+- `block_order()` is kept current as blocks are sealed;
+- `writing()` wraps a write operation (its reads and its commit): after this store lost a race it holds the
+  backend's write lock and reloads inside it, so a retry cannot lose the same race again;
+- `retrying(operation)` runs an operation that decides everything from the state it reads, and once more
+  under the write lock if it lost a race (for derived work, whose model call must not be repeated).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from stratagate.callbacks import Extractor, Projector, Summarizer
 from stratagate.errors import ReadOnlyError, StorageConflictError
@@ -25,6 +32,10 @@ from stratagate.model import Block
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import StorageBackend
 from stratagate.timeutil import to_utc8_iso
+
+T = TypeVar("T")
+CONTENDED_FOR = 1.0
+"""Seconds after a lost race during which a store's writes take the write lock first (`writing`)."""
 
 
 class BlockOrder:
@@ -60,6 +71,10 @@ class Store(Protocol):
 
     def commit(self, tx: Mutation) -> None: ...
 
+    def writing(self) -> AbstractContextManager[None]: ...
+
+    def retrying(self, operation: Callable[[], T]) -> T: ...
+
     def require_writable(self) -> None: ...
 
     def now(self) -> object: ...
@@ -94,6 +109,8 @@ class NamespaceStore:
         self._new_id = new_id
         self._new_element_id = new_element_id
         self._block_order: BlockOrder | None = None
+        self._lost_race_at = -math.inf
+        """When a commit of this store last raised StorageConflictError (time.monotonic())."""
         state.listeners.append(self._on_applied)
 
     @property
@@ -121,9 +138,49 @@ class NamespaceStore:
         except StorageConflictError:
             # Another writer got there first: nothing of this mutation was applied; catch up with what is
             # stored, so a retry works on current state (and lazily loaded sections never mix revisions).
+            self._lost_race_at = time.monotonic()
             self.state.reload()
             raise
         self.state.apply(tx, revision)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Run one write operation (the reads it decides on, and its commit) in this block.
+
+        Optimistic at first: the commit's revision check catches another writer. But a writer whose commits
+        keep succeeding always holds current state, so with optimism alone it wins every race and the other
+        writer, which must reload after each conflict, can starve. So for `CONTENDED_FOR` seconds after this
+        store lost a race, its operations run under the backend's write lock, on state reloaded inside it:
+        the retry cannot lose, and while writers contend they queue for the lock instead of racing.
+        """
+        if time.monotonic() - self._lost_race_at > CONTENDED_FOR:
+            yield
+            return
+        namespace = self.state.namespace
+        before = self.state.revision
+        try:
+            with self.backend.exclusive(namespace):
+                space = self.backend.load_space(namespace)
+                if space is None or space["revision"] != self.state.revision:
+                    self.state.reload()
+                before = self.state.revision
+                yield
+        except BaseException:
+            if self.state.revision != before:
+                # The commit inside was applied to the state but its transaction did not end: catch up.
+                self.state.reload()
+            raise
+
+    def retrying(self, operation: Callable[[], T]) -> T:
+        """`operation()` (reads, builds and commits one mutation, calls no model); if another writer committed
+        first, once more under the write lock on reloaded state, where it cannot lose again. A second
+        `StorageConflictError` only comes from a lock wait longer than the timeout (`StorageBusyError`)."""
+        try:
+            with self.writing():
+                return operation()
+        except StorageConflictError:
+            with self.writing():
+                return operation()
 
     def now(self) -> object:
         return self._now()

@@ -40,6 +40,7 @@ that shape.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -123,6 +124,10 @@ class StorageBackend(Protocol):
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         """The records for these keys, in the order asked; unknown keys are skipped."""
 
+    def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
+        """(blocks in the thread, its last block's end turn or None, the namespace's highest block sequence):
+        what sealing the thread's next block needs, read without loading any block."""
+
     def commit(self, namespace: str, changes: ChangeSet, expected_revision: int) -> int:
         """Apply one mutation atomically if the stored revision equals `expected_revision`; returns the new
         revision (expected + 1). Raises `StorageConflictError` and writes nothing when it does not."""
@@ -131,5 +136,9 @@ class StorageBackend(Protocol):
         """The namespace's persistent event search index (`stratagate.search.stored.StoredEventIndex`), built
         once if missing (`progress(done, total)` reports the build); None when the backend keeps none (searches
         then index the loaded events in memory)."""
+
+    def exclusive(self, namespace: str) -> AbstractContextManager[None]:
+        """Hold the namespace's write lock until the block ends: reads and the one commit inside it see and
+        write a state no other writer changes meanwhile (a writer that lost a race uses it to retry fairly)."""
 
     def close(self) -> None: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from stratagate.errors import ReadOnlyError, StorageConflictError, StrataGateError
@@ -168,6 +169,12 @@ class MemoryBackend:
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         return _copy(self._space(namespace).records(section, keys))
 
+    def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
+        blocks = self._space(namespace).sections["blocks"].values()
+        mine = [block for block in blocks if (block.get("threadId") or None) == thread_id]
+        last = max(mine, key=lambda block: block["sequence"], default=None)
+        return len(mine), None if last is None else last["endTurn"], max((b["sequence"] for b in blocks), default=0)
+
     def journal(self, namespace: str) -> list[Record]:
         return copy.deepcopy(self._space(namespace).journal)
 
@@ -224,6 +231,10 @@ class MemoryBackend:
     def event_search_index(self, namespace: str, progress: Any = None) -> None:
         """None: an in-memory store keeps no search index (searches index the loaded events)."""
         return None
+
+    def exclusive(self, namespace: str) -> AbstractContextManager[None]:
+        """Nothing to hold: one process, and a commit never yields to another writer midway."""
+        return nullcontext()
 
     def close(self) -> None:
         """Nothing to release; the data lives as long as this object."""

@@ -12,19 +12,34 @@ the `StorageBackend` contract (backend.py). Opening reads no records (sections l
 
 Every commit is one transaction that starts by bumping the namespace's revision where it still equals the
 caller's (`UPDATE … WHERE revision = expected`): a stale writer changes nothing and gets
-`StorageConflictError`.
+`StorageConflictError` (`StorageBusyError` when it waited longer than the timeout for another writer's lock).
+`exclusive(namespace)` holds the write lock across reads and one commit, for a writer that lost a race.
 """
 
 from __future__ import annotations
 
 import os
+import random
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, inspect, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    inspect,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, OperationalError
 
@@ -33,6 +48,7 @@ from stratagate.errors import (
     ReadOnlyError,
     SchemaUpgradeRequiredError,
     SnapshotError,
+    StorageBusyError,
     StorageConflictError,
     StorageOpenError,
     StorageWriteError,
@@ -99,6 +115,8 @@ class SqlBackend:
         self._identity = identity or location
         self._cached_index: search_cache.CachedIndex | None = None
         self._cached_state: tuple[str, int] | None = None
+        self._held: Connection | None = None
+        """The connection of an `exclusive` block: every read and write inside the block runs on it."""
 
     @property
     def file_sha256(self) -> str | None:
@@ -143,6 +161,16 @@ class SqlBackend:
         except SnapshotError as error:
             raise SnapshotError(f"{self.location}: namespace {namespace!r}: {error}") from None
         return records
+
+    def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
+        b = schema.blocks
+        thread = or_(b.c.thread_id.is_(None), b.c.thread_id == "") if thread_id is None else b.c.thread_id == thread_id
+        where = (b.c.namespace == namespace, thread)
+        with self._reading() as connection:
+            count = connection.scalar(select(func.count()).select_from(b).where(*where))
+            last = connection.scalar(select(b.c.end_turn).where(*where).order_by(b.c.sequence.desc()).limit(1))
+            highest = connection.scalar(select(func.max(b.c.sequence)).where(b.c.namespace == namespace))
+        return count or 0, last, highest or 0
 
     def count(self, namespace: str, section: str) -> int:
         """How many records a section holds (for summaries), without loading them."""
@@ -339,9 +367,29 @@ class SqlBackend:
             self.finish_namespace(connection, namespace)
 
     @contextmanager
+    def exclusive(self, namespace: str) -> Iterator[None]:
+        """Hold the write lock until the block ends (SQLite: the database's, PostgreSQL: the namespace row's):
+        reads and the commit inside see and write one state that no other writer can change meanwhile. A
+        writer waiting for the lock queues (PostgreSQL) or polls (SQLite's busy timeout) for it."""
+        if self._held is not None:
+            raise RuntimeError(f"{self.location}: exclusive blocks do not nest")
+        with self._writing(namespace) as connection:
+            if self.dialect == "postgresql":
+                ms = schema.memory_spaces
+                connection.execute(select(ms.c.revision).where(ms.c.namespace == namespace).with_for_update())
+            self._held = connection
+            try:
+                yield
+            finally:
+                self._held = None
+
+    @contextmanager
     def _reading(self) -> Iterator[Connection]:
         """One read transaction that sees a single snapshot (SQLite's default; REPEATABLE READ on PostgreSQL,
         so a section read in several queries, or an export, cannot mix two commits)."""
+        if self._held is not None:
+            yield self._held
+            return
         with self.engine.connect() as connection:
             if self.dialect == "postgresql":
                 connection.execution_options(isolation_level="REPEATABLE READ")
@@ -353,6 +401,9 @@ class SqlBackend:
         if self.read_only:
             reason = self.notice or "opened read-only"
             raise ReadOnlyError(f"{self.location}: cannot write to {namespace!r}: {reason}")
+        if self._held is not None:
+            yield self._held  # the exclusive block's transaction commits or rolls back as a whole
+            return
         try:
             with self.engine.connect() as connection:
                 connection.execution_options(sqlite_immediate=True)
@@ -360,6 +411,8 @@ class SqlBackend:
                     yield connection
         except (IntegrityError, OperationalError, DataError) as error:
             detail = str(error.orig).splitlines()[0] if error.orig else str(error)
+            if _lost_the_lock(error):
+                raise StorageBusyError(namespace, self.location, detail) from error
             raise StorageWriteError(
                 f"{self.location}: write to {namespace!r} rejected, nothing was written: {detail}"
             ) from error
@@ -453,10 +506,34 @@ def sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Eng
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
-        immediate = connection.get_execution_options().get("sqlite_immediate", False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        if connection.get_execution_options().get("sqlite_immediate", False):
+            _begin_immediate(connection, timeout)
+        else:
+            connection.exec_driver_sql("BEGIN")
 
     return engine
+
+
+def _begin_immediate(connection: Connection, timeout: float) -> None:
+    """BEGIN IMMEDIATE (take the write lock), waiting up to `timeout` for another writer to release it.
+
+    SQLite's own busy handler sleeps longer the longer a writer has waited (1 ms up to 100 ms between tries),
+    so a writer that just committed and comes straight back beats one that has been waiting: under a tight
+    loop one writer could starve. Here every waiter tries again after a short random pause, whatever it has
+    waited, so the lock goes to waiters about evenly."""
+    deadline = time.monotonic() + timeout
+    connection.exec_driver_sql("PRAGMA busy_timeout = 0")
+    try:
+        while True:
+            try:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
+                return
+            except OperationalError as error:
+                if not _lost_the_lock(error) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(random.uniform(0.0002, 0.002))
+    finally:
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {max(0, int(timeout * 1000))}")
 
 
 def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bool) -> SqlBackend:
@@ -646,6 +723,18 @@ def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None
         )
     if version > 0 and "memory_spaces" not in tables:
         raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
+
+
+BUSY_SQLSTATES = ("55P03", "40P01", "40001")
+"""PostgreSQL: lock timeout, deadlock, serialization failure."""
+
+
+def _lost_the_lock(error: DBAPIError) -> bool:
+    """Whether the database refused a write because another writer held the lock (not for the data)."""
+    if getattr(error.orig, "sqlstate", None) in BUSY_SQLSTATES:
+        return True
+    text = str(error.orig).lower()
+    return "database is locked" in text or "database is busy" in text
 
 
 def set_wal(engine: Engine) -> None:
