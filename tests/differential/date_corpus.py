@@ -1,8 +1,8 @@
 """Date strings to ask V8's `Date.parse` about: the forms agent memories contain, their near misses, and mutations.
 
 `structured(rng)` walks every form family (ES5 ISO, legacy month names, numeric dates, times, AM/PM, zone words
-and offsets, comments, leading words, bare numbers, other scripts); `mutated(rng, seeds)` perturbs them one edit at
-a time, so the corpus also covers the tokenizer's corners. The same seed always gives the same corpus.
+and offsets, comments, leading words, bare numbers, other scripts, random strings of the tokenizer's tokens);
+`mutated(rng, text)` perturbs them one edit at a time, so the corpus also covers the tokenizer's corners. The same seed always gives the same corpus.
 """
 
 from __future__ import annotations
@@ -182,6 +182,17 @@ def _short(rng: random.Random) -> str:
     return rng.choice(SHORT_FORMS)
 
 
+# Tokens V8's tokenizer tells apart, to string together at random.
+_TOKENS = list("0123456789 :-+./,()") + ["T", "Z", "t", "z", "AM", "PM", "am", "Jan", "March", "Sept", "GMT", "UTC",
+                                        "UT", "EST", "pdt", "Mon", "x", "\t", "(x)", "2026", "12", "31", "00", "24",
+                                        "60", "999", "1000000", "0000", "000000", "+000000", "-000001", "\u00a0",
+                                        "年", "🚀"]
+
+
+def _token_soup(rng: random.Random) -> str:
+    return "".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 12)))
+
+
 def _leading(rng: random.Random, text: str) -> str:
     word = rng.choice(LEADING)
     return word + rng.choice([" ", "", ": ", ", ", "-"]) + text
@@ -189,7 +200,7 @@ def _leading(rng: random.Random, text: str) -> str:
 
 def structured(rng: random.Random) -> str:
     """One date string from a form family, sometimes behind a leading word or with a trailing comment."""
-    family = rng.choices([_iso, _numeric, _named, _js_output, _short], weights=[30, 20, 30, 8, 12])[0]
+    family = rng.choices([_iso, _numeric, _named, _js_output, _short, _token_soup], weights=[30, 20, 30, 8, 12, 10])[0]
     text = family(rng)
     if rng.random() < 0.08:
         text = _leading(rng, text)
