@@ -23,6 +23,7 @@ from stratagate.strata.errors import (
 )
 from stratagate.strata.repair import rebuild_shadow_index, repair_sidecar
 from stratagate.strata.search import search
+from stratagate.strata.sidecar import AccessRecord
 
 
 def evict_all(store: StrataStore):
@@ -181,7 +182,8 @@ def test_b10_corrupt_sidecar_is_reported_by_name_and_repair_keeps_a_backup(store
     assert sorted(path.name for path in store.cooled_root.iterdir()) == ["a.md", "b.md"]
     report = repair_sidecar(store)
     assert report.backup.read_text() == damaged
-    assert store.sidecar().records == {}
+    # The complete entry survives the truncation; the cut one is gone.
+    assert store.sidecar().records == {"a.md": AccessRecord(2, 1.0)}
     valid_but_orphaned = {
         "a.md": {"access_count": 2, "last_accessed": 1.0},
         "gone.md": {"access_count": 1, "last_accessed": 1.0},
