@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stratagate.errors import InvalidInputError
 from stratagate.model import Block, Message
 from stratagate.text import collapse_whitespace, utf16_cut
+from stratagate.v8date import JS_WHITESPACE
 
 DEFAULT_BLOCK_TURN_SIZE = 12
 BLOCK_MAX_LEVEL = 5
@@ -19,6 +20,7 @@ LEVEL_TEXT = (
 )
 # (weight above which, levels dropped); below the last threshold the block drops all five levels.
 _DROP_THRESHOLDS = ((0.7, 0), (0.5, 1), (0.3, 2), (0.15, 3), (0.08, 4))
+_LEVEL_TEXT = re.compile(r"[Ll]?[0-5]")
 NATURAL_ROLES = ("user", "assistant")
 
 
@@ -41,20 +43,19 @@ def decayed_block_level(anchor_level: int, anchor_position: int, latest_position
 
 
 def normalize_block_level(target: object, current: int) -> int:
-    """A lift target as a level: 'raw'/'L5'/5 → 5; 'next'/'+1'/None → current+1; 0–5 or 'L0'–'L5' → that level;
-    other numbers rounded and clamped. Anything else is rejected (the reference silently used current+1)."""
-    if target is None or (isinstance(target, str) and target.strip().lower() in ("next", "+1")):
-        return min(BLOCK_MAX_LEVEL, current + 1)
+    """A lift target as a level, read as the reference reads it: 'raw', 'L5', '5' or 5 → 5; a finite number →
+    rounded and clamped to 0–5; 'L0'–'L5' or '0'–'5' (any case, surrounding spaces ignored) → that level;
+    anything else ('next', '+1', None, an unknown word, NaN, a bool) → one level up from `current`.
+    One fix: ' L3' (a space before the L) is level 3; the reference computed NaN and stored it."""
+    up = min(BLOCK_MAX_LEVEL, current + 1)
     if isinstance(target, str):
-        text = target.strip().lower()
-        if text == "raw":
+        if target in ("raw", "L5", "5"):
             return BLOCK_MAX_LEVEL
-        text = text.removeprefix("l")
-        if len(text) == 1 and text in "012345":
-            return int(text)
-    elif isinstance(target, int | float) and not isinstance(target, bool) and math.isfinite(target):
+        text = target.strip(JS_WHITESPACE)
+        return int(text[-1]) if _LEVEL_TEXT.fullmatch(text) else up
+    if isinstance(target, int | float) and not isinstance(target, bool) and math.isfinite(target):
         return min(BLOCK_MAX_LEVEL, max(0, js_round(target)))
-    raise InvalidInputError(f"Invalid block level target {target!r}: use 0-5, 'L0'-'L5', 'raw' or 'next'")
+    return up
 
 
 def block_level_label(level: int) -> str:

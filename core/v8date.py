@@ -37,7 +37,9 @@ _MAX_DIGITS = 9  # V8 keeps the first nine significant digits of a numeral and s
 # JavaScript's WhiteSpace (not line terminators): these end a word even though they are >= 'A'.
 _WORD_BREAKING_SPACE = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                                  "\u200a\u202f\u205f\u3000\ufeff")
-_SPACE = frozenset("\t\n\v\f\r \u2028\u2029") | _WORD_BREAKING_SPACE
+JS_WHITESPACE = "\t\n\v\f\r \u2028\u2029" + "".join(sorted(_WORD_BREAKING_SPACE))
+"""What JavaScript's `trim` removes: WhiteSpace and LineTerminator."""
+_SPACE = frozenset(JS_WHITESPACE)
 
 
 class Kind(Enum):

@@ -60,7 +60,6 @@ def unchanged(memory: StrataGate, action, error: type[Exception], match: str) ->
         (lambda m: m.supersede_event("evt_51", "evt_404"), UnknownIdError, "evt_404"),
         (lambda m: m.supersede_event("evt_51", "evt_51"), InvalidInputError, "cannot supersede itself"),
         (lambda m: m.expand_block("blk_404"), UnknownIdError, "Unknown block: blk_404"),
-        (lambda m: m.expand_block("blk_25", "L9"), InvalidInputError, "Invalid block level target"),
         (lambda m: m.expand_block("blk_25", 3, source="bot"), InvalidInputError, "source must be one of user, agent"),
         (lambda m: m.record_memory_use(["evt_51", "evt_404"], receipt_id="r"), UnknownIdError, "evt_404"),
         (lambda m: m.record_memory_use(["evt_51"], receipt_id="r", audit={"x": float("nan")}), InvalidInputError, "audit"),
