@@ -61,6 +61,23 @@ def test_an_old_file_is_upgraded_after_a_complete_backup(tmp_path: Path, version
     assert upgrade_file(path).backup is None  # already v7: nothing to do
 
 
+def test_the_backup_holds_what_is_still_in_the_wal(tmp_path: Path) -> None:
+    path = tmp_path / "agent.sqlite"
+    build_legacy_file(path, 5)
+    writer = sqlite3.connect(path)  # an agent that committed a namespace, still open: its WAL not checkpointed
+    try:
+        writer.execute("PRAGMA journal_mode = WAL")
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        with writer:
+            writer.execute("INSERT INTO memory_spaces VALUES ('late', 5, 1, 0, 12, 'now', 'now')")
+        result = upgrade_file(path)
+    finally:
+        writer.close()
+    assert result.backup is not None and _version(result.backup) == 5
+    with closing(sqlite3.connect(f"{result.backup.as_uri()}?mode=ro", uri=True)) as connection:
+        assert connection.execute("SELECT namespace FROM memory_spaces ORDER BY 1").fetchall() == [("late",), ("legacy",)]
+
+
 def test_a_failed_upgrade_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "broken.sqlite"
     build_legacy_file(path, 5)
