@@ -8,6 +8,7 @@
 //   report [query...]        open the file as the agent does (writable), and report what it sees: revision, turn,
 //                            every event's status, pin, supersession and weight, every block's pointer and
 //                            decayed level; then each query's searchEvents hits (a search writes, so it is last)
+//   report-read-only         the same report through the reference's read-only storage (no searches)
 //   append <count> <prefix>  append <count> turns; on the reference's StorageConflictError reopen the file and
 //                            retry that turn; reports turns stored and conflicts seen
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ const [referenceDir, command, database, namespace, ...rest] = process.argv.slice
 const { StrataGate, StorageConflictError, memoryWeightAt } = await import(
   pathToFileURL(join(referenceDir, 'dist', 'index.js')).href
 );
+const { SqliteStorage } = await import(pathToFileURL(join(referenceDir, 'dist', 'sqlite.js')).href);
 
 let clock = Date.parse('2026-04-01T09:00:00Z');
 const open = (options = {}) =>
@@ -69,6 +71,11 @@ if (command === 'write') {
     report.searches[query] = (await memory.searchEvents(query, { limit: 50 })).map((hit) => hit.event?.id ?? hit.id);
   }
   console.log(JSON.stringify(report));
+  await memory.close();
+} else if (command === 'report-read-only') {
+  const storage = new SqliteStorage({ filename: database, readonly: true });
+  const memory = await StrataGate.openWithStorage({ storage, namespace });
+  console.log(JSON.stringify(describe(memory)));
   await memory.close();
 } else if (command === 'append') {
   const [count, prefix] = [Number(rest[0]), rest[1]];

@@ -24,6 +24,7 @@ import pytest
 import stratagate
 from stratagate import journal
 from stratagate.errors import StorageConflictError
+from stratagate.storage.upgrade import upgrade_file
 from tests.conftest import FIXTURES, REFERENCE_DB, REFERENCE_NAMESPACE
 from tests.differential import reference
 from tests.storage.reference_rules import check_loadable, layout
@@ -104,9 +105,11 @@ def test_the_reference_loads_its_fixture_curated_here_and_sees_the_curation(refe
     revision = _revision(reference_db_copy)
     curate_reference_fixture(reference_db_copy)
     check_loadable(reference_db_copy, 5, reference_layout)
+    read_only_answer = ask_reference("report-read-only", reference_db_copy, REFERENCE_NAMESPACE)
     answer = ask_reference("report", reference_db_copy, REFERENCE_NAMESPACE, "atlas")
     _record("reference-v5-basic.curated.report.json", answer)
     _check_reference_fixture_answer(answer, revision)
+    assert read_only_answer == {key: value for key, value in answer.items() if key != "searches"}
 
 
 @live
@@ -169,6 +172,22 @@ def test_the_reference_writing_turns_and_the_inspector_pinning_lose_nothing(refe
     assert stored == turns
     _record("two-writers.json", {"turns": turns, "pin_changes": 3 * len(answer["events"]),
                                  "reference_conflicts": appended["conflicts"], "inspector_conflicts": ours["conflicts"]})
+
+
+@live
+def test_a_namespace_created_here_in_a_v5_file_is_one_the_reference_writes_on(reference_db_copy: Path) -> None:
+    stratagate.open(reference_db_copy, "agent:two").close()
+    appended = ask_reference("append", reference_db_copy, "agent:two", "3", "second")
+    assert appended["conflicts"] == 0
+    with stratagate.open(reference_db_copy, "agent:two", read_only=True) as memory:
+        assert memory.current_turn == 3 and len(memory.list_open_tail()) == 6
+
+
+@live
+def test_after_an_explicit_upgrade_the_reference_refuses_the_file(reference_db_copy: Path) -> None:
+    upgrade_file(reference_db_copy)
+    with pytest.raises(RuntimeError, match="SQLite schema 7 is newer than supported schema 5"):
+        ask_reference("report", reference_db_copy, REFERENCE_NAMESPACE)
 
 
 # -- against the recorded answers (no Node needed) -------------------------------------------------------
