@@ -22,15 +22,18 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import Connection
 
 from stratagate.search.stored import Connect
-from stratagate.storage import search_tables as t
 from stratagate.weights import decay_lambda
 
 _SEPARATOR = "\x00"
+_COLUMNS = ("position", "event_id", "participants", "event_type", "type_text", "happened_start", "happened_end",
+            "chronology_key", "updated_key", "pinned", "floor_weight", "forced_cap", "mention_count",
+            "last_adopted_turn")
 
 
 def _matches(left: str, right: str) -> bool:
@@ -78,26 +81,29 @@ class EventFacets:
 
     # loading -----------------------------------------------------------------------------------------------
     def _load(self, keys: list[str] | None) -> None:
-        table = t.search_events
-        columns = (table.c.position, table.c.event_id, table.c.participants, table.c.event_type, table.c.type_text,
-                   table.c.happened_start, table.c.happened_end, table.c.chronology_key, table.c.updated_key,
-                   table.c.pinned, table.c.floor_weight, table.c.forced_cap, table.c.mention_count,
-                   table.c.last_adopted_turn)
         with self._connect() as connection:
             if keys is None:
-                self._records = {row[1]: tuple(row) for row in connection.execute(
-                    select(*columns).where(table.c.namespace == self.namespace))}
+                self._records = {row[1]: tuple(row) for row in self._select(connection, "", [])}
             else:
                 for key in keys:
                     self._records.pop(key, None)
                 for start in range(0, len(keys), 500):
-                    self._records.update((row[1], tuple(row)) for row in connection.execute(
-                        select(*columns).where(table.c.namespace == self.namespace,
-                                               table.c.event_id.in_(keys[start : start + 500]))))
+                    chunk = keys[start : start + 500]
+                    self._records.update((row[1], tuple(row)) for row in self._select(
+                        connection, " AND event_id IN ({})", chunk))
         self._rows: _Rows | None = None
         self._weight_turn: int | None = None
         self._weight_rank = np.zeros(0, dtype=np.int64)
         self._chronology_ranks: dict[bool, np.ndarray] = {}
+
+    def _select(self, connection: Connection, condition: str, values: list[str]) -> Any:
+        """The rows' columns, as plain SQL to the driver: at 100k rows SQLAlchemy's result processing would
+        cost more than the query."""
+        mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+        condition = condition.format(", ".join([mark] * len(values)))
+        return connection.exec_driver_sql(
+            f"SELECT {', '.join(_COLUMNS)} FROM search_events WHERE namespace = {mark}{condition}",
+            (self.namespace, *values))
 
     def refresh(self, keys: list[str]) -> None:
         """Re-read the rows of these events (after this process committed them)."""
