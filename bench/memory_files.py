@@ -53,6 +53,8 @@ def _records(size: int, blocks: list[str]) -> Iterator[dict]:
 def memory_file(size: int) -> Path:
     path = cache_directory() / f"memory-{size}-v{FORMAT}.sqlite"
     if path.exists():
+        with open_backend(path) as backend:  # an index of an earlier format is rebuilt in place, once
+            backend.event_search_index(NAMESPACE)
         return path
     building = path.with_suffix(".building")
     for leftover in building.parent.glob(building.name + "*"):

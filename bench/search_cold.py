@@ -144,8 +144,18 @@ def _inline(sql: str, parameters: list[str]) -> str:
     return sql
 
 
-def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]]) -> dict[str, dict]:
-    path, peer = memory_file(size), fts5_file(size)
+def postgresql_copy(size: int, url: str) -> str:
+    """The size's memory copied into the PostgreSQL database at `url` (replacing the previous size's), with
+    `stratagate copy`, which builds the persistent index in the copy's transaction."""
+    print(f"search_cold: copying {size:,} events to PostgreSQL", file=sys.stderr, flush=True)
+    _reaped([STRATAGATE, "copy", str(memory_file(size)), url, "--replace"])
+    return url
+
+
+def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]], database: str | None = None) -> dict[str, dict]:
+    """Every kind's figures at `size`, on the SQLite memory file or, given, a database URL holding it."""
+    peer = fts5_file(size)
+    path = database or str(memory_file(size))
     rows: dict[str, dict] = {}
     connection = sqlite3.connect(f"{peer.resolve().as_uri()}?mode=ro", uri=True)
     for kind in KINDS:
@@ -170,7 +180,7 @@ def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]]) -> dict[str, 
     return rows
 
 
-def _table(results: dict[int, dict[str, dict]]) -> str:
+def _table(results: dict[int, dict[str, dict]], database: str) -> str:
     sizes = sorted(results)
     detail = []
     for size in sizes:
@@ -183,10 +193,18 @@ def _table(results: dict[int, dict[str, dict]]) -> str:
                 f"{row['sqlite3_wall']:.3f} / {row['sqlite3_cpu']:.3f}",
                 f"{row['cli_wall'] / max(row['sqlite3_wall'], 1e-3):.0f}×",
             ])
-    lines = [
+    heading = [
         f"## Event search on a memory file: cold and warm, against FTS5 ({', '.join(f'{s:,}' for s in sizes)} events)",
         "",
         __doc__.split("\n\n", 1)[1].split("\n\n    .venv")[0],
+        "",
+    ] if database == "SQLite" else [
+        "The same memories copied into PostgreSQL (`stratagate copy`, which builds the index in the copy's "
+        "transaction); the peer columns are the same FTS5 file on SQLite.", "",
+    ]
+    lines = [
+        *heading,
+        f"{database}:",
         "",
         "| events | kind | read-only open ms (cold) | first search ms (cold) | warm median ms | FTS5 warm median ms "
         "| warm / FTS5 | searching process peak RSS MB | CLI wall / CPU s (cold) | CLI peak RSS MB "
@@ -210,6 +228,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1k and 10k events only")
     parser.add_argument("--sizes", type=int, nargs="+", help="event counts to measure")
     parser.add_argument("--million", action="store_true", help="add the 1M-event tier (built once, then cached)")
+    parser.add_argument("--postgresql", metavar="URL",
+                        help="also measure the memories copied into this PostgreSQL database (its namespace is replaced)")
     parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/performance.md alone")
     arguments = parser.parse_args()
     sizes = list(arguments.sizes or (QUICK_SIZES if arguments.quick else SIZES))
@@ -217,7 +237,10 @@ def main() -> None:
         sizes.append(MILLION)
     by_kind = queries_by_kind()
     results = {size: measure(size, by_kind) for size in sizes}
-    markdown = _table(results)
+    markdown = _table(results, "SQLite")
+    if arguments.postgresql:
+        on_server = {size: measure(size, by_kind, postgresql_copy(size, arguments.postgresql)) for size in sizes}
+        markdown += "\n\n" + _table(on_server, "PostgreSQL")
     print(markdown)
     if not arguments.no_write:
         write_section("search-cold", markdown)

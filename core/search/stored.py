@@ -25,7 +25,7 @@ from typing import Any
 
 import icu
 import numpy as np
-from sqlalchemy import Connection, cast, delete, func, insert, select, update
+from sqlalchemy import Connection, cast, delete, func, insert, inspect, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -38,7 +38,7 @@ from stratagate.storage import schema
 from stratagate.storage import search_tables as t
 from stratagate.timeutil import parse_js_date
 
-INDEX_FORMAT = f"1 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
+INDEX_FORMAT = f"2 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
 """What the stored tokens and sort keys depend on: an index written with another one is rebuilt."""
 CANDIDATE_STATUSES = ("active", "superseded")
 CHUNK = 500
@@ -144,6 +144,11 @@ def _stored_terms(text: str) -> dict[str, int]:
 
 
 def create_tables(connection: Connection) -> None:
+    """Create the tables, replacing them when an earlier format's columns differ (their indexes rebuild)."""
+    if has_tables(connection):
+        columns = {column["name"] for column in inspect(connection).get_columns("search_index_state")}
+        if columns != {column.name for column in t.search_index_state.columns}:
+            t.search_metadata.drop_all(connection)
     t.search_metadata.create_all(connection, checkfirst=True)
 
 
@@ -156,12 +161,22 @@ def has_tables(connection: Connection) -> bool:
 
 
 def is_current(connection: Connection, namespace: str) -> bool:
-    """Whether the tables hold an index of the namespace in this format."""
+    """Whether the tables hold an index of the namespace in this format, current at its stored revision."""
     if not has_tables(connection):
         return False
-    state = t.search_index_state
-    found = connection.scalar(select(state.c.format).where(state.c.namespace == namespace))
-    return found == INDEX_FORMAT
+    state, spaces = t.search_index_state, schema.memory_spaces
+    # The format first: an index of an earlier format may lack the columns read below.
+    if connection.scalar(select(state.c.format).where(state.c.namespace == namespace)) != INDEX_FORMAT:
+        return False
+    found = connection.execute(select(state.c.revision, spaces.c.revision)
+                               .join_from(state, spaces, state.c.namespace == spaces.c.namespace)
+                               .where(state.c.namespace == namespace)).first()
+    return found is not None and found[0] == found[1]
+
+
+def stored_revision(connection: Connection, namespace: str) -> int:
+    spaces = schema.memory_spaces
+    return connection.scalar(select(spaces.c.revision).where(spaces.c.namespace == namespace)) or 0
 
 
 def drop_namespace(connection: Connection, namespace: str) -> None:
@@ -197,10 +212,10 @@ def count_candidates(connection: Connection, namespace: str) -> int:
 
 
 def build(connection: Connection, namespace: str, documents: Iterable[tuple[int, dict[str, Any]]],
-          total: int, progress: Progress | None = None) -> None:
+          total: int, revision: int, progress: Progress | None = None) -> None:
     """Replace the namespace's index with one of `documents` ((position, event record) of every candidate,
-    ascending positions), in the caller's transaction. Postings go to the blobs in batches, so memory
-    stays bounded by a batch, not by the memory."""
+    ascending positions), current at the namespace's `revision`, in the caller's transaction. Postings go to
+    the blobs in batches, so memory stays bounded by a batch, not by the memory."""
     create_tables(connection)
     drop_namespace(connection, namespace)
     count = total_length = 0
@@ -214,7 +229,7 @@ def build(connection: Connection, namespace: str, documents: Iterable[tuple[int,
                 progress(count, total)
     count, total_length = _build_batch(connection, namespace, batch, count, total_length)
     connection.execute(insert(t.search_index_state).values(
-        namespace=namespace, format=INDEX_FORMAT, documents=count, total_length=total_length))
+        namespace=namespace, format=INDEX_FORMAT, revision=revision, documents=count, total_length=total_length))
     if progress:
         progress(count, total)
 
@@ -243,13 +258,24 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
     return count, total_length
 
 
-def apply_event_changes(connection: Connection, namespace: str, upserts: list[dict[str, Any]],
-                        deletes: list[str]) -> None:
-    """Keep the namespace's index current after the events section was written in this transaction.
+def keep_current(connection: Connection, namespace: str, expected_revision: int, upserts: list[dict[str, Any]],
+                 deletes: list[str]) -> None:
+    """Called by every commit, after its sections were written (the namespace's revision already moved from
+    `expected_revision` to the next): move the index to the new revision and apply the events' changes.
 
-    Does nothing when the namespace has no index here (it is built on first search)."""
-    if not is_current(connection, namespace):
+    Does nothing when the namespace has no current index here (it is built on first search)."""
+    if not has_tables(connection):
         return
+    state = t.search_index_state
+    moved = connection.execute(update(state).where(
+        state.c.namespace == namespace, state.c.format == INDEX_FORMAT, state.c.revision == expected_revision,
+    ).values(revision=expected_revision + 1)).rowcount
+    if moved and (upserts or deletes):
+        _apply_event_changes(connection, namespace, upserts, deletes)
+
+
+def _apply_event_changes(connection: Connection, namespace: str, upserts: list[dict[str, Any]],
+                         deletes: list[str]) -> None:
     state_table, documents_table = t.search_index_state, t.search_events
     state = connection.execute(select(state_table).where(state_table.c.namespace == namespace)).one()
     documents, total_length = state.documents, state.total_length

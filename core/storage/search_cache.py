@@ -107,7 +107,7 @@ def _build(path: Path, namespace: str, read_source: stored.Connect, progress: st
     try:
         with read_source() as source, engine.connect() as target, target.begin():
             stored.build(target, namespace, stored.read_event_records(source, namespace),
-                         stored.count_candidates(source, namespace), progress)
+                         stored.count_candidates(source, namespace), stored.stored_revision(source, namespace), progress)
         engine.dispose()
         os.replace(temporary, path)
     except BaseException:

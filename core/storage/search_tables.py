@@ -6,7 +6,9 @@ They live in their own MetaData so that schema creation, upgrades and the v7 col
 they were; `stratagate.search.stored` creates, fills and reads them.
 
 - `search_index_state`: per namespace, the index format (tokenizer and collation version it was built
-  with: a different one means rebuild), the candidate count N and the total document length (BM25's
+  with: a different one means rebuild), the namespace revision it is current at (every commit through this
+  package moves it along; a writer that does not, such as an older version of this package, leaves it
+  behind, and the index is rebuilt), the candidate count N and the total document length (BM25's
   statistics);
 - `search_terms`: per term, its document frequency and its settled postings (a blob of int32 positions,
   frequencies and document lengths);
@@ -49,6 +51,7 @@ search_index_state = _table(
     "search_index_state",
     Column("namespace", Text, primary_key=True),
     Column("format", Text, nullable=False),
+    Column("revision", Int, nullable=False),
     Column("documents", Int, nullable=False),
     Column("total_length", Int, nullable=False),
 )

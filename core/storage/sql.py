@@ -336,9 +336,8 @@ class SqlBackend:
                 doomed = [key for key in changes.deletes.get(section, ()) if key not in upserted.get(section, ())]
                 if doomed:
                     self._sections.delete(connection, namespace, section, doomed)
-            if changes.upserts.get("events") or changes.deletes.get("events"):
-                stored.apply_event_changes(connection, namespace, changes.upserts.get("events", []),
-                                           changes.deletes.get("events", []))
+            stored.keep_current(connection, namespace, expected_revision, changes.upserts.get("events", []),
+                                changes.deletes.get("events", []))
             if changes.journal:
                 from stratagate.journal import append_entries
 
@@ -446,7 +445,8 @@ class SqlBackend:
     @staticmethod
     def _build_search_index(connection: Connection, namespace: str, progress: stored.Progress | None = None) -> None:
         stored.build(connection, namespace, stored.read_event_records(connection, namespace),
-                     stored.count_candidates(connection, namespace), progress)
+                     stored.count_candidates(connection, namespace), stored.stored_revision(connection, namespace),
+                     progress)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -159,3 +159,19 @@ def _retitled(record: dict[str, Any], title: str) -> ChangeSet:
     changes = ChangeSet()
     changes.upsert("events", {**record, "title": title})
     return changes
+
+
+def test_an_index_left_behind_by_a_writer_that_does_not_keep_it_is_rebuilt(tmp_path: Path, reference_v7) -> None:
+    """A writer that knows nothing of the index (an older version of this package, a repair tool) moves the
+    revision without it: the index is then stale and is rebuilt, never read."""
+    path = tmp_path / "memory.sqlite"
+    with open_backend(path) as backend:
+        backend.import_namespace(NS, reference_v7["snapshot"], reference_v7["revision"])
+        [(event_id, _score)] = backend.event_search_index(NS).rank("Atlas", limit=1)
+        with backend.engine.begin() as connection:
+            connection.exec_driver_sql("UPDATE events SET title = 'Zeppelin' WHERE id = ?", (event_id,))
+            connection.exec_driver_sql("UPDATE memory_spaces SET revision = revision + 1")
+    with open_backend(path) as backend:
+        assert [key for key, _ in backend.event_search_index(NS).rank("Zeppelin")] == [event_id]
+    with open_backend(path, read_only=True) as forensic:
+        assert [key for key, _ in forensic.event_search_index(NS).rank("Zeppelin")] == [event_id]
