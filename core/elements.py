@@ -67,9 +67,17 @@ def event_chronology(event: Any) -> str:
 
 
 def _change_fields(change: Any) -> dict[str, Any] | None:
+    """A change's fields with snake_case names. The reference's projectors name the element in a nested
+    `element: {name, type, aliases}` (its ElementProjectionChange), which wins as in the reference; the engine's
+    own callbacks may give those three fields flat."""
     if not isinstance(change, dict):
         return None
-    return {_CHANGE_ALIASES.get(key, key): value for key, value in change.items()}
+    fields = {_CHANGE_ALIASES.get(key, key): value for key, value in change.items()}
+    if "element" in fields:
+        element = fields.pop("element")
+        element = element if isinstance(element, dict) else {}
+        fields.update(name=element.get("name"), type=element.get("type"), aliases=element.get("aliases"))
+    return fields
 
 
 def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any, *, now: str,

@@ -198,3 +198,18 @@ def test_fact_index_follows_projections_exactly():
     fresh = stratagate.StrataGate.open_with_backend(m.backend, m.namespace)
     assert [(hit.fact.id, hit.fact.status, hit.score) for hit in fresh.search_elements("storage Atlas")] == live
     assert [hit.fact.value for hit in m.search_elements("PostgreSQL")] == ["PostgreSQL"]
+
+
+def test_a_projector_written_for_the_reference_names_the_element_in_a_nested_object():
+    def projector(request):  # the reference's ElementProjectionChange: element: {name, type, aliases}
+        return {"reason": "r", "changes": [
+            {"element": {"name": "Atlas", "type": "project", "aliases": ["ATL"]}, "operation": "set_state",
+             "key": "storage", "mode": "state", "value": "SQLite", "sourceEventIds": [event.id]}
+            for event in request.events]}
+    m = stratagate.in_memory(block_turn_size=1, projector=projector)
+    block = m.append_turn("one", "r").sealed_block
+    m.add_event("Storage is SQLite", source_block_id=block.id)
+    m.resume_pending_work()
+    [element] = m.list_elements()
+    assert (element.name, element.type, element.aliases, element.current_state) == (
+        "Atlas", "project", ["ATL"], "storage: SQLite")

@@ -5,7 +5,7 @@
 //
 // The callbacks are deterministic fakes that return what the scenario prescribes: the summarizer the n-th
 // summary, the extractor the events planned for the target block's sequence number, the projector the changes
-// planned for each event of its batch. Ids come from a counter, a seeded UUID generator or mixed-case counters.
+// planned for each event of its batch. Ids are counters, UUID-shaped or mixed case, from a seeded hash.
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,45 +20,41 @@ for (const suffix of ['', '-wal', '-shm']) rmSync(`${workPath}${suffix}`, { forc
 const NUMBERS = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY };
 const number = (value) => (typeof value === 'string' && value in NUMBERS ? NUMBERS[value] : value);
 
-function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+// FNV-1a: ids depend only on (seed, prefix, count), so any implementation asking in the same order per
+// prefix gets the same ids (tests/differential/replay.py makes the same ones).
+function mix(seed, text) {
+  let hash = (2166136261 ^ seed) >>> 0;
+  for (const character of text) {
+    hash ^= character.codePointAt(0);
+    hash = Math.imul(hash, 16777619) >>> 0;
+  }
+  return hash;
 }
 
 function idFactory(style, seed) {
-  const random = seededRandom(seed);
   const counters = new Map();
-  const hex = (length) => Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('');
   return (prefix) => {
-    const next = (counters.get(prefix) ?? 0) + 1;
-    counters.set(prefix, next);
-    if (style === 'uuid') return `${prefix}_${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${hex(12)}`;
-    if (style === 'mixed') return `${random() < 0.5 ? prefix.toUpperCase() : prefix}_${random() < 0.5 ? 'A' : 'b'}${next}`;
-    return `${prefix}_${next}`;
+    const count = (counters.get(prefix) ?? 0) + 1;
+    counters.set(prefix, count);
+    if (style === 'counter') return `${prefix}_${count}`;
+    const hash = mix(seed, `${prefix}:${count}`);
+    if (style === 'mixed') return `${hash & 1 ? prefix.toUpperCase() : prefix}_${hash & 2 ? 'A' : 'b'}${count}`;
+    const hex = [0, 1, 2, 3].map((salt) => mix(seed + salt, `${prefix}:${count}`).toString(16).padStart(8, '0')).join('');
+    return `${prefix}_${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20)}`;
   };
 }
 
-function options(space) {
-  let clock = Date.parse(space.start);
+// The clock moves one minute per scenario step and stands still within one, so every implementation stamps
+// a step's writes alike however often it reads the clock.
+function options(space, clock) {
   let summaries = 0;
-  const ids = idFactory(space.idStyle, space.idSeed);
-  const elementIds = idFactory(space.idStyle, space.idSeed + 1);
   return {
     database: workPath,
     namespace: space.namespace,
     blockTurnSize: space.blockTurnSize,
-    now: () => {
-      clock += 60_000;
-      return new Date(clock);
-    },
-    idFactory: ids,
-    elementIdFactory: elementIds,
+    now: () => new Date(clock.ms),
+    idFactory: idFactory(space.idStyle, space.idSeed),
+    elementIdFactory: idFactory(space.idStyle, space.idSeed + 7),
     summarizer: async (messages) => space.summaries[summaries++] ?? {
       l0Title: messages[0]?.content.slice(0, 40) ?? 'block', l0Tags: [], l1Summary: '', l2Keypoints: [],
       shouldExtract: false,
@@ -72,11 +68,12 @@ function options(space) {
   };
 }
 
-async function runSteps(space) {
-  const memory = await StrataGate.open(options(space));
+async function runSteps(space, clock) {
+  const memory = await StrataGate.open(options(space, clock));
   const errors = [];
   const eventIds = () => new Set(memory.listEvents().map(({ id }) => id));
-  for (const step of space.steps) {
+  for (const [index, step] of space.steps.entries()) {
+    clock.ms += 60_000;
     try {
       if (step.op === 'turn') {
         await memory.appendTurn(step.turn);
@@ -90,7 +87,7 @@ async function runSteps(space) {
         if (step.op === 'restore') await memory.restoreEvent(step.id);
       }
     } catch (error) {
-      errors.push({ op: step.op, message: String(error?.message ?? error) });
+      errors.push({ step: index, op: step.op, message: String(error?.message ?? error) });
     }
   }
   await memory.close();
@@ -112,8 +109,8 @@ function answer(memory, call) {
   throw new Error(`unknown call kind ${call.kind}`);
 }
 
-async function runCalls(space) {
-  const memory = await StrataGate.open(options(space));
+async function runCalls(space, clock) {
+  const memory = await StrataGate.open(options(space, clock));
   const results = [];
   for (const call of space.calls) {
     const callOptions = call.options === undefined ? undefined
@@ -149,13 +146,14 @@ async function runCalls(space) {
 }
 
 const namespaces = {};
+const clocks = new Map(scenario.namespaces.map((space) => [space.namespace, { ms: Date.parse(space.start) }]));
 for (const space of scenario.namespaces) {
-  namespaces[space.namespace] = { stepErrors: await runSteps(space) };
+  namespaces[space.namespace] = { stepErrors: await runSteps(space, clocks.get(space.namespace)) };
 }
 // The oracle file is the state every query reads: the reference's searches write lastRetrievedAt afterwards.
 copyFileSync(workPath, databasePath);
 for (const space of scenario.namespaces) {
-  Object.assign(namespaces[space.namespace], await runCalls(space));
+  Object.assign(namespaces[space.namespace], await runCalls(space, clocks.get(space.namespace)));
 }
 for (const suffix of ['', '-wal', '-shm']) rmSync(`${workPath}${suffix}`, { force: true });
 writeFileSync(answersPath, JSON.stringify({ seed: scenario.seed, node: process.version, namespaces }));

@@ -4,9 +4,11 @@
     .venv/bin/python -m tests.differential.run --seeds 7,8 --save tests/fixtures/differential
 
 For each seed: generate the scenario (scenario.py), play it through the reference (driver.mjs, Node 22 with
-TZ=UTC), then have the engine answer the same calls from the reference's SQLite file (compare.py). Prints the
-calls compared and matched per seed and in total, and each mismatch; exits 1 when any call differs.
-`--save` keeps each seed's oracle (seed-N.sqlite and seed-N.json) as a regression fixture.
+TZ=UTC), then (read side) have the engine answer the same calls from the reference's SQLite file (compare.py)
+and (write side) have the engine write the same scenario into its own file and answer them (replay.py).
+Prints the calls compared and matched per seed and in total, and each mismatch; exits 1 when any call
+differs. `--save` keeps each seed's oracle (seed-N.sqlite, seed-N.json and seed-N.scenario.json) as a
+regression fixture.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import click
 
 from tests.differential import reference
 from tests.differential.compare import Report, compare_oracle
+from tests.differential.replay import compare_replay
 from tests.differential.scenario import scenario
 
 
@@ -37,9 +40,13 @@ def record_oracle(seed: int, directory: Path) -> tuple[Path, dict]:
     return database, json.loads(answers_path.read_text(encoding="utf-8"))
 
 
-def check_seed(seed: int, directory: Path) -> Report:
+def check_seed(seed: int, directory: Path) -> tuple[Report, Report]:
+    """The read-side and the write-side report of one seed (step outcomes that differ count as mismatches)."""
     database, answers = record_oracle(seed, directory)
-    return compare_oracle(database, answers)
+    read = compare_oracle(database, answers)
+    written, step_differences = compare_replay(scenario(seed), answers, directory / f"seed-{seed}.engine.sqlite")
+    written.mismatches += [{"steps": difference} for difference in step_differences]
+    return read, written
 
 
 def _seeds(text: str) -> list[int]:
@@ -54,20 +61,23 @@ def _seeds(text: str) -> list[int]:
 @click.option("--seeds", required=True, help="Seeds, e.g. 1000-1049 or 3,7,9.")
 @click.option("--save", type=click.Path(file_okay=False, path_type=Path), help="Keep each oracle here.")
 def main(seeds: str, save: Path | None) -> None:
-    total = Report()
+    totals = {"read": Report(), "write": Report()}
     with tempfile.TemporaryDirectory() as scratch:
         for seed in _seeds(seeds):
-            report = check_seed(seed, Path(scratch))
-            total.add(report)
-            click.echo(f"seed {seed}: {report.matched}/{report.compared} calls match")
-            for mismatch in report.mismatches:
-                click.echo("  " + json.dumps(mismatch, ensure_ascii=False)[:1500])
+            reports = dict(zip(("read", "write"), check_seed(seed, Path(scratch)), strict=True))
+            click.echo(f"seed {seed}: " + "; ".join(f"{side} {report.matched}/{report.compared} calls match"
+                                                     for side, report in reports.items()))
+            for side, report in reports.items():
+                totals[side].add(report)
+                for mismatch in report.mismatches:
+                    click.echo(f"  {side}: " + json.dumps(mismatch, ensure_ascii=False)[:1500])
             if save is not None:
                 save.mkdir(parents=True, exist_ok=True)
-                for suffix in (".sqlite", ".json"):
+                for suffix in (".sqlite", ".json", ".scenario.json"):
                     shutil.copyfile(Path(scratch) / f"seed-{seed}{suffix}", save / f"seed-{seed}{suffix}")
-    click.echo(f"total: {total.matched}/{total.compared} calls match; compared by kind: {dict(total.by_kind)}")
-    sys.exit(1 if total.mismatches else 0)
+    for side, total in totals.items():
+        click.echo(f"total {side}: {total.matched}/{total.compared} calls match; by kind: {dict(total.by_kind)}")
+    sys.exit(1 if any(total.mismatches for total in totals.values()) else 0)
 
 
 if __name__ == "__main__":
