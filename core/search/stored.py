@@ -38,7 +38,7 @@ from stratagate.storage import schema
 from stratagate.storage import search_tables as t
 from stratagate.timeutil import parse_js_date
 
-INDEX_FORMAT = f"2 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
+INDEX_FORMAT = f"3 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
 """What the stored tokens and sort keys depend on: an index written with another one is rebuilt."""
 CANDIDATE_STATUSES = ("active", "superseded")
 CHUNK = 500
@@ -102,21 +102,26 @@ class EventDocument:
     """The `search_events` row without namespace and position."""
 
 
-def event_document(record: dict[str, Any]) -> EventDocument:
+def term_counts(record: dict[str, Any]) -> dict[str, int]:
+    """The term frequencies of the event's weighted token stream."""
     counts: Counter[str] = Counter()
     for _name, text, weight in event_search_fields(record):
         repeat = field_repeat(weight)
         for token in search_tokens(text):
             counts[token] += repeat
+    return dict(counts)
+
+
+def event_document(record: dict[str, Any]) -> EventDocument:
+    counts = term_counts(record)
     temporal = record.get("temporal") or {}
     first = temporal.get("happenedStart") if temporal.get("happenedStart") is not None else temporal.get("happenedEnd")
     last = temporal.get("happenedEnd") if temporal.get("happenedEnd") is not None else temporal.get("happenedStart")
     weight = record["weight"]
     length = sum(counts.values())
-    return EventDocument(dict(counts), length, {
+    return EventDocument(counts, length, {
         "event_id": record["id"],
         "length": length,
-        "terms": "\n".join(f"{term}\t{count}" for term, count in counts.items()),
         "participants": "\n".join(normalize_search_text(name) for name in temporal.get("participants") or []),
         "event_type": normalize_search_text(temporal.get("eventType") or ""),
         "type_text": normalize_search_text(f"{record['title']} {record['summary']} {' '.join(record['tags'])}"),
@@ -132,22 +137,16 @@ def event_document(record: dict[str, Any]) -> EventDocument:
     })
 
 
-def _stored_terms(text: str) -> dict[str, int]:
-    counts = {}
-    for line in text.split("\n") if text else ():
-        term, _tab, count = line.rpartition("\t")
-        counts[term] = int(count)
-    return counts
-
-
 # -- writing ---------------------------------------------------------------------------------------------------
 
 
 def create_tables(connection: Connection) -> None:
     """Create the tables, replacing them when an earlier format's columns differ (their indexes rebuild)."""
     if has_tables(connection):
-        columns = {column["name"] for column in inspect(connection).get_columns("search_index_state")}
-        if columns != {column.name for column in t.search_index_state.columns}:
+        inspector = inspect(connection)
+        existing = set(inspector.get_table_names())
+        if any(table.name in existing and {column["name"] for column in inspector.get_columns(table.name)}
+               != {column.name for column in table.columns} for table in t.SEARCH_TABLES):
             t.search_metadata.drop_all(connection)
     t.search_metadata.create_all(connection, checkfirst=True)
 
@@ -188,21 +187,54 @@ def read_event_records(connection: Connection, namespace: str) -> Iterator[tuple
     """(position, the fields a document needs) for every candidate, in section order, streamed."""
     e = schema.events
     statement = (
-        select(e.c.position, e.c.id, e.c.title, e.c.summary, e.c.narrative, e.c.tags_json, e.c.quotes_json,
-               e.c.temporal_json, e.c.pinned, e.c.floor_weight, e.c.forced_cap, e.c.mention_count,
-               e.c.last_adopted_turn, e.c.created_at, e.c.updated_at)
+        select(*_DOCUMENT_COLUMNS)
         .where(e.c.namespace == namespace, e.c.status.in_(CANDIDATE_STATUSES))
         .order_by(e.c.position)
         .execution_options(yield_per=2000)
     )
     for row in connection.execute(statement):
-        yield row.position, {
-            "id": row.id, "title": row.title, "summary": row.summary, "narrative": row.narrative,
-            "tags": json.loads(row.tags_json), "quotes": json.loads(row.quotes_json),
-            "temporal": json.loads(row.temporal_json), "createdAt": row.created_at, "updatedAt": row.updated_at,
-            "weight": {"pinned": row.pinned, "floorWeight": row.floor_weight, "forcedCap": row.forced_cap,
-                       "mentionCount": row.mention_count, "lastAdoptedTurn": row.last_adopted_turn},
-        }
+        yield row.position, _document_record(row)
+
+
+_DOCUMENT_COLUMNS = tuple(getattr(schema.events.c, name) for name in (
+    "position", "id", "title", "summary", "narrative", "tags_json", "quotes_json", "temporal_json", "pinned",
+    "floor_weight", "forced_cap", "mention_count", "last_adopted_turn", "created_at", "updated_at"))
+
+
+def _document_record(row: Any) -> dict[str, Any]:
+    """The event record fields a document is derived from, from a row of `_DOCUMENT_COLUMNS`."""
+    return {
+        "id": row.id, "title": row.title, "summary": row.summary, "narrative": row.narrative,
+        "tags": json.loads(row.tags_json), "quotes": json.loads(row.quotes_json),
+        "temporal": json.loads(row.temporal_json), "createdAt": row.created_at, "updatedAt": row.updated_at,
+        "weight": {"pinned": row.pinned, "floorWeight": row.floor_weight, "forcedCap": row.forced_cap,
+                   "mentionCount": row.mention_count, "lastAdoptedTurn": row.last_adopted_turn},
+    }
+
+
+@dataclass(frozen=True)
+class IndexedDocument:
+    """What the index holds for an event a commit is about to replace or delete."""
+
+    position: int
+    length: int
+    counts: dict[str, int]
+
+
+def indexed_before(connection: Connection, namespace: str, keys: list[str]) -> dict[str, IndexedDocument]:
+    """Called by a commit before it writes events: the indexed documents of these events, re-derived from the
+    rows about to be replaced (the index was built from them), so the commit can remove their postings."""
+    if not keys or not has_tables(connection):
+        return {}
+    documents, e = t.search_events, schema.events
+    found = {}
+    for chunk in _chunks(keys):
+        for row in connection.execute(
+                select(documents.c.length, *_DOCUMENT_COLUMNS)
+                .join_from(documents, e, (e.c.namespace == documents.c.namespace) & (e.c.id == documents.c.event_id))
+                .where(documents.c.namespace == namespace, documents.c.event_id.in_(chunk))):
+            found[row.id] = IndexedDocument(row.position, row.length, term_counts(_document_record(row)))
+    return found
 
 
 def count_candidates(connection: Connection, namespace: str) -> int:
@@ -259,9 +291,10 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
 
 
 def keep_current(connection: Connection, namespace: str, expected_revision: int, upserts: list[dict[str, Any]],
-                 deletes: list[str]) -> None:
+                 deletes: list[str], before: dict[str, IndexedDocument]) -> None:
     """Called by every commit, after its sections were written (the namespace's revision already moved from
-    `expected_revision` to the next): move the index to the new revision and apply the events' changes.
+    `expected_revision` to the next): move the index to the new revision and apply the events' changes
+    (`before`: `indexed_before` the events were written).
 
     Does nothing when the namespace has no current index here (it is built on first search)."""
     if not has_tables(connection):
@@ -271,24 +304,18 @@ def keep_current(connection: Connection, namespace: str, expected_revision: int,
         state.c.namespace == namespace, state.c.format == INDEX_FORMAT, state.c.revision == expected_revision,
     ).values(revision=expected_revision + 1)).rowcount
     if moved and (upserts or deletes):
-        _apply_event_changes(connection, namespace, upserts, deletes)
+        _apply_event_changes(connection, namespace, upserts, deletes, before)
 
 
 def _apply_event_changes(connection: Connection, namespace: str, upserts: list[dict[str, Any]],
-                         deletes: list[str]) -> None:
+                         deletes: list[str], old: dict[str, IndexedDocument]) -> None:
     state_table, documents_table = t.search_index_state, t.search_events
     state = connection.execute(select(state_table).where(state_table.c.namespace == namespace)).one()
     documents, total_length = state.documents, state.total_length
     upserted = {record["id"]: record for record in upserts}
     keys = list(upserted) + [key for key in deletes if key not in upserted]
-    old: dict[str, Any] = {}
     positions: dict[str, int] = {}
     e = schema.events
-    for chunk in _chunks(keys):
-        old.update((row.event_id, row) for row in connection.execute(
-            select(documents_table.c.event_id, documents_table.c.position, documents_table.c.length,
-                   documents_table.c.terms)
-            .where(documents_table.c.namespace == namespace, documents_table.c.event_id.in_(chunk))))
     for chunk in _chunks(list(upserted)):
         for row in connection.execute(select(e.c.id, e.c.position).where(e.c.namespace == namespace,
                                                                            e.c.id.in_(chunk))):
@@ -304,11 +331,11 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
         candidate = record is not None and record["status"] in CANDIDATE_STATUSES
         document = event_document(record) if candidate else None
         if document is not None and before is not None and before.position == positions[key] \
-                and before.terms == document.row["terms"]:
+                and before.counts == document.counts:
             rows.append({"namespace": namespace, "position": before.position, **document.row})
             continue  # same postings: only the filter and sort inputs may have changed
         if before is not None:
-            for term in _stored_terms(before.terms):
+            for term in before.counts:
                 changes[term][before.position] = (0, 0)
                 count_delta[term] -= 1
             documents -= 1

@@ -15,7 +15,8 @@ they were; `stratagate.search.stored` creates, fills and reads them.
 - `search_term_changes`: postings written since the term was settled (frequency 0: the document left);
   a read overlays them on the blob, a write settles a term once they outgrow an eighth of it;
 - `search_events`: one row per search candidate (active or superseded event) keyed by its section position,
-  with its term list (to remove its postings) and the filter and sort inputs derived once at write time.
+  with its length and the filter and sort inputs derived once at write time (a commit that replaces the
+  event re-derives its old terms from the row it replaces, so they are not stored twice).
 """
 
 from __future__ import annotations
@@ -84,7 +85,6 @@ search_events = _table(
     Column("position", Int, nullable=False),
     Column("event_id", Text, nullable=False),
     Column("length", Int, nullable=False),
-    Column("terms", Text, nullable=False),
     Column("participants", Text, nullable=False),
     Column("event_type", Text, nullable=False),
     Column("type_text", Text, nullable=False),

@@ -328,6 +328,8 @@ class SqlBackend:
                 section: {record.get(CHANGE_SECTION_KEYS[section]) for record in records if isinstance(record, dict)}
                 for section, records in changes.upserts.items()
             }
+            event_keys = [record.get("id") for record in changes.upserts.get("events", []) if isinstance(record, dict)]
+            indexed = stored.indexed_before(connection, namespace, event_keys + list(changes.deletes.get("events", [])))
             for section in WRITE_ORDER:
                 if changes.upserts.get(section):
                     readded = frozenset(changes.deletes.get(section, ())) & upserted[section]
@@ -337,7 +339,7 @@ class SqlBackend:
                 if doomed:
                     self._sections.delete(connection, namespace, section, doomed)
             stored.keep_current(connection, namespace, expected_revision, changes.upserts.get("events", []),
-                                changes.deletes.get("events", []))
+                                changes.deletes.get("events", []), indexed)
             if changes.journal:
                 from stratagate.journal import append_entries
 
