@@ -255,6 +255,10 @@ class Retrieval:
 
     def on_applied(self, section: str, keys: list[str]) -> None:
         """Keep the indexes and the events' filter inputs current after a commit (called by the memory)."""
+        stored = self._stored
+        if section in ("events", "*") and isinstance(stored, StoredEventIndex) and not stored.follows_commits:
+            # An outside-cache index (a writable v5/v6 file's) shows the revision it was built for.
+            self._stored, self._facets = False, None
         if section == "events" and self._facets is not None:
             self._facets.refresh(keys)
         if section == "*":

@@ -416,9 +416,12 @@ def _merge(blob: bytes, overlay: list[Any]) -> np.ndarray:
 class StoredEventIndex:
     """BM25 over the stored index of one namespace, through `connect()` (a read transaction)."""
 
-    def __init__(self, connect: Connect, namespace: str):
+    def __init__(self, connect: Connect, namespace: str, *, follows_commits: bool = True):
         self.connect = connect
         self.namespace = namespace
+        self.follows_commits = follows_commits
+        """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
+        its holder asks the backend again for the index of the new revision."""
 
     def rank(self, query: str, allowed: np.ndarray | None = None, limit: int | None = None,
              ids_of: Callable[[np.ndarray], list[str] | None] | None = None) -> list[tuple[str, float]]:

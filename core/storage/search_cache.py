@@ -75,7 +75,7 @@ class CachedIndex:
             yield connection
 
     def index(self, namespace: str) -> stored.StoredEventIndex:
-        return stored.StoredEventIndex(self.connect, namespace)
+        return stored.StoredEventIndex(self.connect, namespace, follows_commits=False)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -184,3 +184,16 @@ def test_the_search_index_of_a_v5_file_lives_outside_it_and_follows_its_writes(
         memory.forget_event(event.id)  # forgotten events are no search candidates
         assert event.id not in [hit for hit, _score in memory.backend.event_search_index(NS).rank(query)]
     check_loadable(reference_db_copy, 5, reference_layout)
+
+
+def test_a_search_after_curating_a_v5_file_sees_the_curation(
+    reference_db_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    with stratagate.open(reference_db_copy, NS) as memory:
+        assert "evt_51" in [hit.event.id for hit in memory.search_events("atlas")]
+        memory.forget_event("evt_51")
+        assert "evt_51" not in [hit.event.id for hit in memory.search_events("atlas")]
+        memory.restore_event("evt_51")
+        assert "evt_51" in [hit.event.id for hit in memory.search_events("atlas")]
+    assert len(list((tmp_path / "cache").rglob("*.sqlite"))) == 1  # the index of each older revision is gone
