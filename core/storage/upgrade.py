@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy.exc import DBAPIError
+
 from stratagate.errors import StorageOpenError
 from stratagate.storage import files, migrations, schema
 from stratagate.storage.sql import immediate_transaction, open_backend, set_wal, sqlite_engine
@@ -66,6 +68,10 @@ def upgrade_file(
                 progress("backup")
             migrations.upgrade(connection, version)
         set_wal(engine)
+    except DBAPIError as error:  # nothing was committed: the file is as it was, the backup stays valid
+        detail = str(error.orig).splitlines()[0] if error.orig else str(error)
+        cause = "it is locked by another process" if "locked" in detail or "busy" in detail else "SQLite refused"
+        raise StorageOpenError(location, f"cannot be migrated: {cause} ({detail}); nothing was changed") from error
     finally:
         engine.dispose()
     if progress:

@@ -78,6 +78,20 @@ def test_the_backup_holds_what_is_still_in_the_wal(tmp_path: Path) -> None:
         assert connection.execute("SELECT namespace FROM memory_spaces ORDER BY 1").fetchall() == [("late",), ("legacy",)]
 
 
+def test_a_file_another_process_is_writing_is_refused_as_locked(tmp_path: Path) -> None:
+    path = tmp_path / "agent.sqlite"
+    build_legacy_file(path, 5)
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA journal_mode = WAL")
+        original = dump(path)
+        connection.execute("BEGIN IMMEDIATE")  # an agent in the middle of a save
+        with pytest.raises(StorageOpenError, match="cannot be migrated: it is locked by another process"):
+            upgrade_file(path, timeout=0.2)
+        connection.rollback()
+    assert dump(path) == original and _version(path) == 5
+    assert not any(".bak" in p.name for p in tmp_path.iterdir())
+
+
 def test_a_failed_upgrade_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "broken.sqlite"
     build_legacy_file(path, 5)
