@@ -184,6 +184,18 @@ def test_a_namespace_created_here_in_a_v5_file_is_one_the_reference_writes_on(re
 
 
 @live
+def test_turns_the_engine_appends_to_a_v5_file_load_in_the_reference(reference_db_copy: Path) -> None:
+    with stratagate.open(reference_db_copy, REFERENCE_NAMESPACE) as memory:
+        for turn in range(13):  # the 13th seals a block of 12
+            memory.append_turn(f"question {turn} about the atlas", f"answer {turn}")
+        sealed = memory.list_blocks()[-1]
+    answer = ask_reference("report", reference_db_copy, REFERENCE_NAMESPACE)
+    assert answer["turn"] == 53
+    block = next(block for block in answer["blocks"] if block["id"] == sealed.id)
+    assert (block["anchorLevel"], block["anchorTurn"], block["level"]) == (5, sealed.end_turn, 5)  # as it seals
+
+
+@live
 def test_after_an_explicit_upgrade_the_reference_refuses_the_file(reference_db_copy: Path) -> None:
     upgrade_file(reference_db_copy)
     with pytest.raises(RuntimeError, match="SQLite schema 7 is newer than supported schema 5"):
