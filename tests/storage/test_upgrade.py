@@ -115,20 +115,23 @@ def shared_dir() -> Iterator[Path]:
     shutil.rmtree(directory)
 
 
-def test_migrate_in_a_read_only_folder_exits_2_and_leaves_no_backup(shared_dir: Path) -> None:
-    folder = shared_dir / "read-only"
+@pytest.mark.parametrize("read_only", ["folder", "file"])
+def test_migrate_of_a_read_only_folder_or_file_exits_2_and_leaves_no_backup(shared_dir: Path, read_only: str) -> None:
+    folder = shared_dir / "memory"
     folder.mkdir()
     path = folder / "agent.sqlite"
     build_legacy_file(path, 5)
     prefix: list[str] = []
-    if os.geteuid() == 0:  # root writes anywhere: run the command as an unprivileged user who owns the file
+    if os.geteuid() == 0:  # root writes anywhere: run the command as an unprivileged user who owns both
         os.chown(path, NOBODY, NOBODY)
+        os.chown(folder, NOBODY, NOBODY)
         prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    folder.chmod(0o555)
+    (folder if read_only == "folder" else path).chmod(0o555 if read_only == "folder" else 0o444)
     original = dump(path)
     result = subprocess.run(prefix + _migrate_command(path), capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr
-    assert f"{path}: cannot be migrated: its folder {folder} is read-only" in result.stderr
+    expected = f"its folder {folder} is read-only" if read_only == "folder" else "it is a read-only file"
+    assert f"{path}: cannot be migrated: {expected}" in result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["agent.sqlite"] and dump(path) == original
 
