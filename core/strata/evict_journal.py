@@ -23,7 +23,7 @@ from pathlib import Path
 
 from stratagate.strata.archive import PREVIEW_CHARS, quote, read_blob
 from stratagate.strata.errors import DestinationExistsError, StrataError, UnsafePathError
-from stratagate.strata.fsutil import atomic_write_bytes, move_without_overwrite, sibling_name
+from stratagate.strata.fsutil import atomic_write_bytes, move_without_overwrite, sibling_name, sync_filesystem
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.shadow import ShadowEntry, ShadowIndex
 
@@ -40,6 +40,7 @@ class StagedBlob:
     path: str
     source: str
     version: tuple[int, int, int]  # (inode, size, mtime) when it was read
+    descriptor: int  # the file, opened for reading and writing when it was read; -1 when closed
     blob_file: str
     blob: bytes
     entry: ShadowEntry
@@ -90,9 +91,9 @@ def read_journal(journal: Path) -> list[tuple[str, str, bytes]] | None:
 
 
 def _write_all(descriptor: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view) :]
+    view, offset = memoryview(data), 0
+    while offset < len(data):
+        offset += os.pwrite(descriptor, view[offset:], offset)
 
 
 def _version(stat: os.stat_result) -> tuple[int, int, int]:
@@ -107,17 +108,26 @@ def archive_batch(batch: list[StagedBlob], journal: Path, shadow: ShadowIndex) -
     they are committed after the sync. If anything fails after the journal is written, the journal stays
     and the next lock holder finishes the batch.
     """
-    write_journal(journal, batch)
-    pending = shadow.add_in_background(staged.entry for staged in batch)
     try:
-        skipped = _turn_into_blobs(batch)
-        os.sync()
-    except BaseException:
-        pending.rollback()
-        raise
+        write_journal(journal, batch)
+        pending = shadow.add_in_background(staged.entry for staged in batch)
+        try:
+            skipped = _turn_into_blobs(batch)
+            sync_filesystem(journal.parent)
+        except BaseException:
+            pending.rollback()
+            raise
+    finally:
+        close_descriptors(batch)
     pending.commit(drop_ids=[staged.id for staged in batch if staged.path in skipped])
     journal.unlink()
     return skipped
+
+
+def close_descriptors(batch: list[StagedBlob]) -> None:
+    for staged in batch:
+        if staged.descriptor >= 0:
+            os.close(staged.descriptor)
 
 
 def _turn_into_blobs(batch: list[StagedBlob]) -> dict[str, str]:
@@ -137,15 +147,13 @@ def _rewrite_into_blob(staged: StagedBlob) -> str:
     edited since it was read goes back to cooled untouched and is skipped this cycle ("" when archived).
     """
     os.rename(staged.source, staged.blob_file)
-    descriptor = os.open(staged.blob_file, os.O_WRONLY | os.O_NOFOLLOW)
-    try:
-        if _version(os.fstat(descriptor)) == staged.version:
-            # The blob JSON is always longer than the text it escapes, so it covers the old bytes.
-            _write_all(descriptor, staged.blob)
-            return ""
-    finally:
-        os.close(descriptor)
-    return put_back(staged.blob_file, staged.source)
+    # The name now in archive/ must still be the very file (inode, size, mtime) that was read, whose
+    # descriptor staging kept open: then writing through that descriptor rewrites exactly it.
+    if _version(os.lstat(staged.blob_file)) != staged.version:
+        return put_back(staged.blob_file, staged.source)
+    # The blob JSON is always longer than the text it escapes, so it covers the old bytes.
+    _write_all(staged.descriptor, staged.blob)
+    return ""
 
 
 def _copy_into_blob(staged: StagedBlob) -> str:
@@ -212,7 +220,7 @@ def finish_interrupted_eviction(
                 parsed.archived_at,
             )
         )
-    os.sync()
+    sync_filesystem(journal.parent)
     if shadow is not None:
         existing = shadow.existing_ids([row.id for row in rows])
         shadow.add(row for row in rows if row.id not in existing)

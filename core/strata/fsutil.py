@@ -58,9 +58,28 @@ def atomic_write_text(target: Path, text: str) -> None:
     atomic_write_bytes(target, text.encode("utf-8"))
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+_syncfs = getattr(_libc, "syncfs", None)
+
+
+def sync_filesystem(path: Path | str) -> None:
+    """Make everything written on `path`'s file system durable (Linux `syncfs`; elsewhere `sync`).
+
+    Only that file system is flushed, not every disk of the machine as `os.sync()` would.
+    """
+    if _syncfs is not None:
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            if _syncfs(descriptor) == 0:
+                return
+        finally:
+            os.close(descriptor)
+    os.sync()
+
+
 _AT_FDCWD = -100
 _RENAME_NOREPLACE = 1
-_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+_renameat2 = getattr(_libc, "renameat2", None)
 
 
 def _rename_no_replace(source: Path | str, destination: Path | str) -> bool:

@@ -16,6 +16,7 @@ Every operation is split into `plan_*` (what would happen: the dry run, also sho
 from __future__ import annotations
 
 import os
+import resource
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -32,7 +33,7 @@ from stratagate.strata.errors import (
     StrataError,
     StrataFileNotFoundError,
 )
-from stratagate.strata.evict_journal import StagedBlob, archive_batch
+from stratagate.strata.evict_journal import StagedBlob, archive_batch, close_descriptors
 from stratagate.strata.fsutil import move_without_overwrite, temp_path
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.rehydrate_journal import holds_exactly
@@ -42,6 +43,8 @@ from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
 SECONDS_PER_DAY = 86400
 # Evicted files are journalled and synced in batches of about this many bytes (bounds memory).
 EVICT_BATCH_BYTES = 64 * 1024 * 1024
+# Each staged file keeps its descriptor until its batch is archived: stay well inside the process's limit.
+EVICT_BATCH_FILES = max(16, min(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4))
 Progress = Callable[[int], None]
 
 
@@ -207,12 +210,15 @@ def apply_evict(
         store.archive_root.mkdir(parents=True, exist_ok=True)
         sidecar = store.sidecar()
         shadow = store.shadow()  # a damaged index is reported here, before any file moves
+        batch: list[StagedBlob] = []
         try:
-            batch: list[StagedBlob] = []
             batch_bytes = 0
             cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
             archived_at = utc_now_iso()  # one eviction run, one timestamp
             for planned in _pending(plan):
+                if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= EVICT_BATCH_FILES:
+                    archiving, batch, batch_bytes = batch, [], 0
+                    results += _archive(store, archiving, shadow, sidecar, plan, progress)
                 try:
                     staged = _stage_blob(store, planned, cooled_prefix, archive_prefix, archived_at)
                 except NotTextError as error:
@@ -227,13 +233,12 @@ def apply_evict(
                     continue
                 batch.append(staged)
                 batch_bytes += len(staged.blob)
-                if batch_bytes >= EVICT_BATCH_BYTES:
-                    results += _archive(store, batch, shadow, sidecar, plan, progress)
-                    batch, batch_bytes = [], 0
             if batch:
-                results += _archive(store, batch, shadow, sidecar, plan, progress)
+                archiving, batch = batch, []
+                results += _archive(store, archiving, shadow, sidecar, plan, progress)
             sidecar.save()
         finally:
+            close_descriptors(batch)  # staged but never handed to archive_batch (which closes its own)
             shadow.close()
     return results
 
@@ -254,9 +259,11 @@ def _quarantine(store: StrataStore, planned: FileResult, sidecar, error: NotText
 def _stage_blob(
     store: StrataStore, planned: FileResult, cooled_prefix: str, archive_prefix: str, archived_at: str
 ) -> StagedBlob:
+    """Read a cooled file and build its blob and shadow row; the file stays open (read-write) for its
+    rewrite, so archiving it costs no second open."""
     source = cooled_prefix + planned.path
     # O_NOFOLLOW: a file swapped for a symlink since the plan is refused, never followed out of the tree.
-    descriptor = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    descriptor = os.open(source, os.O_RDWR | os.O_NOFOLLOW)
     try:
         stat = os.fstat(descriptor)
         if not S_ISREG(stat.st_mode):
@@ -264,28 +271,36 @@ def _stage_blob(
         if stat.st_size > store.config.max_archive_bytes:
             raise FileTooLargeError(Path(source), stat.st_size, store.config.max_archive_bytes)
         data = _read_all(descriptor, stat.st_size)
-    finally:
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise NotTextError(Path(source)) from None
+    except BaseException:
         os.close(descriptor)
-    try:
-        content = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise NotTextError(Path(source)) from None
+        raise
+    in_place = stat.st_nlink == 1
+    if not in_place:
+        os.close(descriptor)  # other hard links keep their content: the blob is a new file
+        descriptor = -1
     entry_id = str(uuid.uuid4())
     blob_file = f"{archive_prefix}{entry_id}.json"
     blob = Blob(planned.path, content, archived_at, infer_tags(planned.path))
     entry = ShadowEntry(
         entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
     )
-    blob_data = blob_bytes(blob)
     version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
     return StagedBlob(
-        entry_id, planned.path, source, version, blob_file, blob_data, entry, stat.st_nlink == 1
+        entry_id, planned.path, source, version, descriptor, blob_file, blob_bytes(blob), entry, in_place
     )
 
 
 def _read_all(descriptor: int, size_hint: int) -> bytes:
-    chunks = []
-    while chunk := os.read(descriptor, max(size_hint, 65536)):
+    """The whole file; one read when it is not growing (asking for one byte more shows the end)."""
+    data = os.read(descriptor, size_hint + 1)
+    if len(data) <= size_hint:
+        return data
+    chunks = [data]
+    while chunk := os.read(descriptor, 65536):
         chunks.append(chunk)
     return b"".join(chunks)
 

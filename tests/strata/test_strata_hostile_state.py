@@ -11,7 +11,7 @@ from stratagate.strata import StrataStore, Tier, janitor
 from stratagate.strata import evict_journal as evict_journal_module
 from stratagate.strata.cascade import read as read_through_tiers
 from stratagate.strata.errors import StrataConfigError
-from stratagate.strata.evict_journal import write_journal
+from stratagate.strata.evict_journal import close_descriptors, write_journal
 from stratagate.strata.rehydrate_journal import write_journal as write_rehydrate_journal
 
 
@@ -67,6 +67,7 @@ def test_recovery_after_a_kill_puts_back_a_file_edited_after_it_was_moved(store:
         for planned in plan
     ]
     write_journal(store.evict_journal_file, staged)
+    close_descriptors(staged)
     edited, done = (
         next(item for item in staged if item.path == path) for path in ("notes/log.md", "notes/done.md")
     )
