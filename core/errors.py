@@ -41,6 +41,11 @@ class StorageWriteError(StrataGateError):
     """The database rejected a write (a broken key or reference, a lock held too long); nothing was written."""
 
 
+class CommitOutcomeUnknownError(StorageWriteError):
+    """The connection to a database server was lost after COMMIT was sent: the write may or may not be stored.
+    Reopen (or `refresh`) and look, or retry with the same receipt id, which a stored write then ignores."""
+
+
 class NamespaceExistsError(StrataGateError):
     """An import or copy would overwrite a namespace that already exists (pass replace to allow it)."""
 

@@ -44,6 +44,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, OperationalError
 
 from stratagate.errors import (
+    CommitOutcomeUnknownError,
     NamespaceExistsError,
     ReadOnlyError,
     SchemaUpgradeRequiredError,
@@ -405,13 +406,21 @@ class SqlBackend:
         if self._held is not None:
             yield self._held  # the exclusive block's transaction commits or rolls back as a whole
             return
+        committing = False
         try:
             with self.engine.connect() as connection:
                 connection.execution_options(sqlite_immediate=True)
                 with connection.begin():
                     yield connection
+                    committing = True  # leaving the block sends COMMIT
         except (IntegrityError, OperationalError, DataError) as error:
             detail = str(error.orig).splitlines()[0] if error.orig else str(error)
+            if committing and error.connection_invalidated:
+                # The server may have committed before the connection went: only a fresh read can tell.
+                raise CommitOutcomeUnknownError(
+                    f"{self.location}: the connection was lost while committing a write to {namespace!r}; it may "
+                    f"or may not be stored: reopen and check (or retry with the same receipt id): {detail}"
+                ) from error
             if _lost_the_lock(error):
                 raise StorageBusyError(namespace, self.location, detail) from error
             raise StorageWriteError(
