@@ -131,10 +131,13 @@ def test_export_to_a_device_is_refused_and_the_device_left_alone(curated: Path) 
 
 
 AS_NOBODY = """
-import difflib, os, sys  # noqa: F401
-import click._termui_impl, sqlalchemy.dialects.sqlite  # everything the command loads, while root can still read the interpreter's files
+import difflib, importlib, os, pkgutil, shlex, sys  # noqa: F401
+import click._termui_impl, stratagate.search, stratagate.storage
+# Import what `open` and `export` run while root can still read the interpreter's files (under /root).
+for package in (stratagate.storage, stratagate.search):
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(module.name)
 from stratagate.cli.main import cli
-from stratagate import journal
 os.setgroups([]); os.setgid(65534); os.setuid(65534)
 cli(sys.argv[1:])
 """
