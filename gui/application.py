@@ -17,6 +17,7 @@ from stratagate_gui.opening import describe_open_error
 from stratagate_gui.theme import THEMES, apply_theme
 
 if TYPE_CHECKING:
+    from stratagate_gui.inspector import InspectorWindow
     from stratagate_gui.main_window import MainWindow
 
 
@@ -67,56 +68,18 @@ def ensure_demo_database() -> Path:
     return path
 
 
-def build_main_window(settings: QSettings | None = None) -> MainWindow:
-    """The main window with the four core views mounted and their jump links wired together."""
-    from stratagate_gui.curation.mount import mount as mount_curation
-    from stratagate_gui.main_window import MainWindow
-    from stratagate_gui.views.decay import DecayView
-    from stratagate_gui.views.elements import ElementsView
-    from stratagate_gui.views.events import EventsView
-    from stratagate_gui.views.model_calls import ModelCallsView
-    from stratagate_gui.views.timeline import TimelineView
+def build_main_window(settings: QSettings | None = None) -> InspectorWindow:
+    """The main window with every feature mounted, in the saved theme, with File ▸ Open demo memory."""
+    from stratagate_gui.inspector import InspectorWindow
 
     settings = settings or QSettings()
     theme = str(settings.value("theme", "light"))
     theme = theme if theme in THEMES else "light"
     apply_theme(QApplication.instance(), theme)
-    window = MainWindow(settings, theme)
-    window.timeline = TimelineView(window)
-    window.events = EventsView(window)
-    window.elements = ElementsView(window)
-    window.decay = DecayView(window)
-    window.add_view("Timeline", window.timeline)
-    window.add_view("Events", window.events)
-    window.add_view("Elements", window.elements)
-    window.add_view("Decay", window.decay)
-    window.model_calls = ModelCallsView(window)
-    window.add_view("Model calls", window.model_calls)
-    window.curation = mount_curation(window)
+    window = InspectorWindow(settings, theme)
     demo_action = QAction("Open &demo memory", window)
     demo_action.triggered.connect(lambda _checked=False: open_demo(window))
     window.file_menu.insertAction(window.recent_menu.menuAction(), demo_action)
-
-    def jump(kind: str, identifier: str) -> None:
-        if kind == "event":
-            window.show_view(window.events)
-            window.events.select_event(identifier)
-        elif kind == "block":
-            window.show_view(window.timeline)
-            window.timeline.select_block(identifier)
-        elif kind == "message":
-            window.show_view(window.timeline)
-            window.timeline.show_message(identifier)
-        elif kind == "element":
-            window.show_view(window.elements)
-            window.elements.select_element(identifier)
-
-    window.jump_to = jump
-    for view in (window.events, window.elements):
-        view.jump_requested.connect(jump)
-    window.events.selection_changed.connect(lambda ids: window.decay.show_items("event", ids))
-    window.elements.element_selected.connect(lambda element: window.decay.show_items("element", [element]))
-    window.timeline.block_selected.connect(lambda block: window.decay.show_items("block", [block]))
     return window
 
 
@@ -151,7 +114,7 @@ def run(arguments: argparse.Namespace) -> int:
     return app.exec()
 
 
-def self_test(window: MainWindow, output: Path) -> int:
+def self_test(window: InspectorWindow, output: Path) -> int:
     """Open the demo, show every view once (so each loads and draws), and save the window to `output`."""
     window.wait_idle()
     if window.memory is None:

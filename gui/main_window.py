@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate_gui.changes import Changes
+from stratagate_gui.context import AppContext, Jumps
 from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory
-from stratagate_gui.strata.mount import add_strata_menu
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.upgrade import add_upgrade_action
@@ -64,6 +64,10 @@ class MainWindow(QMainWindow):
         """The lane for work that needs no database (Strata file moves)."""
         self.writes = Writes(self.worker, self.file_worker, self)
         self.history = UndoHistory(self.writes, self)
+        self.context = AppContext(
+            self, self.worker, self.writes, self.history, self.settings, Jumps(self.show_view)
+        )
+        """What features mount with (`stratagate_gui.context`)."""
         self.memory: StrataGate | None = None
         self.opened: OpenedMemory | None = None
         self.thread_id: str | None = None
@@ -205,7 +209,6 @@ class MainWindow(QMainWindow):
             themes.addAction(action)
             view_menu.addAction(action)
         self.view_menu = view_menu
-        add_strata_menu(self)  # Strata ▸ Open Strata data directory… (a tab per store)
 
     def _add_action(
         self, menu: QMenu, text: str, slot: Callable[[], Any], shortcut: QKeySequence.StandardKey | None = None

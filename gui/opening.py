@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from stratagate.errors import StorageOpenError, StrataGateError
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
 
 
 @dataclass
 class OpenedMemory:
     """An open namespace plus what the toolbar needs, gathered on the worker so the UI never queries."""
 
-    memory: Any
+    memory: StrataGate
     location: str
     namespace: str
     read_only: bool
@@ -53,7 +56,7 @@ def open_memory(location: str, namespace: str | None, read_only: bool) -> Opened
         raise
 
 
-def list_threads(memory: Any) -> list[str | None]:
+def list_threads(memory: StrataGate) -> list[str | None]:
     return list(memory.thread_ids())
 
 

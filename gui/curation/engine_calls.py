@@ -8,7 +8,7 @@ to the step's goal (`actions.goal_state`), with the fewest changes; an action on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stratagate.errors import UnknownIdError
 from stratagate.journal import new_entry
@@ -16,16 +16,16 @@ from stratagate.memory import BlockLift, BlockPointer, EventCuration
 from stratagate.model import Event
 from stratagate_gui.curation.actions import Action, EventState, Step, goal_state, journal_entry
 
-Memory = Any
-"""A `stratagate.StrataGate`: typed loosely so this module does not pin the facade's import path."""
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
 
 
-def load_events(memory: Memory, event_ids: Sequence[str]) -> list[Event]:
+def load_events(memory: StrataGate, event_ids: Sequence[str]) -> list[Event]:
     """The events, in the order asked; an unknown id raises `UnknownIdError` naming it."""
     return [memory.get_event(event_id) for event_id in event_ids]
 
 
-def current_states(memory: Memory, event_ids: Sequence[str]) -> dict[str, EventState | None]:
+def current_states(memory: StrataGate, event_ids: Sequence[str]) -> dict[str, EventState | None]:
     """What is stored now (after `memory.refresh()`), None for an event that no longer exists."""
     states: dict[str, EventState | None] = {}
     for event_id in event_ids:
@@ -36,7 +36,7 @@ def current_states(memory: Memory, event_ids: Sequence[str]) -> dict[str, EventS
     return states
 
 
-def write_correction(memory: Memory, card: dict[str, Any], steps: Sequence[Step], actor: str) -> None:
+def write_correction(memory: StrataGate, card: dict[str, Any], steps: Sequence[Step], actor: str) -> None:
     """Add the corrected card superseding the steps' events: one mutation, one journal entry."""
     card_step, *replaced = steps
     first = memory.get_event(replaced[0].event_id)
@@ -83,7 +83,7 @@ _STATUS_ACTIONS = {"forgotten": "forget", "archived": "archive"}
 """'active' and 'superseded' are both "restore": the engine brings back a superseded event as superseded."""
 
 
-def move_all(memory: Memory, steps: Sequence[Step], actor: str, undo: bool) -> int:
+def move_all(memory: StrataGate, steps: Sequence[Step], actor: str, undo: bool) -> int:
     """Move every step's event to its goal (see `goal_state`) in one commit, in reverse order when undoing;
     returns how many steps wrote.
 
@@ -109,7 +109,7 @@ def move_all(memory: Memory, steps: Sequence[Step], actor: str, undo: bool) -> i
     return len(entries)
 
 
-def lift_block(memory: Memory, block_id: str, level: int, actor: str) -> BlockLift:
+def lift_block(memory: StrataGate, block_id: str, level: int, actor: str) -> BlockLift:
     """Lift a block for the user: the exact pointer written and its journal entry commit together."""
     before = BlockPointer.of(memory.get_block(block_id))
     after = memory.lift_pointer(block_id, level, "user")
@@ -117,7 +117,7 @@ def lift_block(memory: Memory, block_id: str, level: int, actor: str) -> BlockLi
     return memory.set_block_pointer(block_id, after, journal_entry=entry)
 
 
-def move_block_pointer(memory: Memory, block_id: str, goal: BlockPointer, actor: str, undo: bool) -> bool:
+def move_block_pointer(memory: StrataGate, block_id: str, goal: BlockPointer, actor: str, undo: bool) -> bool:
     """Put the block's pointer at `goal` exactly (the undo or redo of a lift); returns whether it wrote."""
     current = BlockPointer.of(memory.get_block(block_id))
     if current == goal:

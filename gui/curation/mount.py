@@ -1,22 +1,27 @@
 """Mount curation and retrieval forensics into the main window: four tabs (Curation, Journal, Query workbench,
 Receipts), the Help ▸ Keyboard shortcuts action (F1, ?), and the wiring to the window's memory, worker and
-undo stack. `build_main_window` calls `mount` once."""
+undo history. `build_main_window` calls `mount` once."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QKeySequence
 
 from stratagate import journal
 from stratagate_gui.changes import Changes
+from stratagate_gui.context import AppContext
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.curation.journal_view import JournalView
 from stratagate_gui.curation.view import CurationView
 from stratagate_gui.forensics.receipts import ReceiptsBrowser
 from stratagate_gui.forensics.workbench import QueryWorkbench
 from stratagate_gui.shortcuts import REDO, UNDO, help_action
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
+    from stratagate_gui.views.timeline import TimelineView
 
 
 @dataclass
@@ -28,27 +33,29 @@ class CurationViews:
     receipts: ReceiptsBrowser
 
 
-def mount(window: Any) -> CurationViews:
-    """Add the views to `window` (a `MainWindow`) and keep them on its open memory."""
-    controller = CurationController(window.writes, window.history, window)
+def mount(ctx: AppContext, timeline: TimelineView | None = None) -> CurationViews:
+    """Add the views to the window and keep them on its open memory. Optional peer: the `timeline`, whose
+    Lift button asks the controller for a user lift."""
+    host = ctx.host
+    controller = CurationController(ctx.writes, ctx.history, host)
     views = CurationViews(
         controller,
         CurationView(controller),
-        JournalView(window.worker),
-        QueryWorkbench(window.worker),
-        ReceiptsBrowser(window.worker),
+        JournalView(ctx.worker),
+        QueryWorkbench(ctx.worker),
+        ReceiptsBrowser(ctx.worker),
     )
-    window.add_view("Curation", views.curation)
-    window.add_view("Journal", views.journal)
-    window.add_view("Query workbench", views.workbench)
-    window.add_view("Receipts", views.receipts)
-    window.menuBar().addMenu("&Help").addAction(help_action(window))
+    host.add_view("Curation", views.curation)
+    host.add_view("Journal", views.journal)
+    host.add_view("Query workbench", views.workbench)
+    host.add_view("Receipts", views.receipts)
+    host.menuBar().addMenu("&Help").addAction(help_action(host))
     # Edit ▸ Undo/Redo get exactly the keys the shortcuts dialog lists (a StandardKey set with setShortcut
     # keeps only its first binding, which for Redo is Ctrl+Y).
-    window.undo_action.setShortcuts([QKeySequence(keys) for keys in UNDO.keys])
-    window.redo_action.setShortcuts([QKeySequence(keys) for keys in REDO.keys])
+    host.undo_action.setShortcuts([QKeySequence(keys) for keys in UNDO.keys])
+    host.redo_action.setShortcuts([QKeySequence(keys) for keys in REDO.keys])
 
-    def follow(memory: Any) -> None:
+    def follow(memory: StrataGate | None) -> None:
         views.curation.set_memory(memory)
         views.workbench.set_memory(memory)
         if memory is None:
@@ -66,10 +73,9 @@ def mount(window: Any) -> CurationViews:
         if changes.reloaded:
             views.receipts.refresh()
 
-    timeline = getattr(window, "timeline", None)
     if timeline is not None:
         timeline.lift_requested.connect(controller.request_lift)
-    window.memory_changed.connect(follow)
-    window.writes.changes.connect(changed)
-    follow(window.memory)
+    host.memory_changed.connect(follow)
+    ctx.writes.changes.connect(changed)
+    follow(ctx.memory)
     return views

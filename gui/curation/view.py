@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -32,6 +32,9 @@ from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.models.lazy_table import LazyIdTableModel
 from stratagate_gui.views.events import EVENT_COLUMNS, event_rows
 
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
+
 ANY_STATUS = "any status"
 
 
@@ -43,7 +46,7 @@ class CurationView(QWidget):
     def __init__(self, controller: CurationController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.memory: Any = None
+        self.memory: StrataGate | None = None
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search title, summary, id…  ( / )")
         self.search.setClearButtonEnabled(True)
@@ -109,7 +112,7 @@ class CurationView(QWidget):
 
     # Memory ----------------------------------------------------------------------------------------------
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         writable = memory is not None and not memory.read_only
         for button in self.buttons.values():
@@ -135,7 +138,7 @@ class CurationView(QWidget):
             description="list events to curate",
         )
 
-    def _show_ids(self, memory: Any, ids: list[str]) -> None:
+    def _show_ids(self, memory: StrataGate, ids: list[str]) -> None:
         if memory is not self.memory:
             return
         # The same memory listed again (after a write or a new filter): rows and selection follow their ids.

@@ -6,10 +6,13 @@ field, excluded candidates and why). Qt-free; runs on the database worker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stratagate.errors import InvalidInputError
 from stratagate.search.tokenize import search_tokens
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
 
 Kind = Literal["events", "elements", "raw"]
 KINDS: tuple[Kind, ...] = ("events", "elements", "raw")
@@ -79,7 +82,7 @@ def build_spec(kind: Kind, query: str, **options: Any) -> QuerySpec:
     return QuerySpec(kind, query, kept)
 
 
-def run_query(memory: Any, spec: QuerySpec) -> WorkbenchResult:
+def run_query(memory: StrataGate, spec: QuerySpec) -> WorkbenchResult:
     """Run the search read-only (`record=False`) with explanations. Never writes."""
     if spec.kind == "raw":
         return _raw(memory, spec)
@@ -114,7 +117,7 @@ def run_query(memory: Any, spec: QuerySpec) -> WorkbenchResult:
     return WorkbenchResult(spec, explanation.mode, list(explanation.tokens), names, rows, excluded)
 
 
-def _raw(memory: Any, spec: QuerySpec) -> WorkbenchResult:
+def _raw(memory: StrataGate, spec: QuerySpec) -> WorkbenchResult:
     hits = memory.search_raw_memory(spec.query, spec.options.get("limit", 6))
     rows = []
     for rank, hit in enumerate(hits, start=1):

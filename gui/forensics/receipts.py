@@ -4,7 +4,7 @@ replay of a query as of the receipt's time next to now, with the drift marked. R
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -24,6 +24,9 @@ from stratagate_gui.forensics.explain import QuerySpec, build_spec
 from stratagate_gui.forensics.replay import ReplayResult, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
 from stratagate_gui.workers import DatabaseWorker
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
 
 RECEIPT_COLUMNS = [
     "Receipt",
@@ -81,7 +84,7 @@ class ReceiptsBrowser(QWidget):
     def __init__(self, worker: DatabaseWorker, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.worker = worker
-        self.memory: Any = None
+        self.memory: StrataGate | None = None
         self.journal_reader: JournalReader = list
         self.receipts: list[UsageReceipt] = []
         self.result: ReplayResult | None = None
@@ -112,7 +115,7 @@ class ReceiptsBrowser(QWidget):
         layout.addWidget(splitter)
         self.set_memory(None)
 
-    def set_memory(self, memory: Any, journal_reader: JournalReader = list) -> None:
+    def set_memory(self, memory: StrataGate | None, journal_reader: JournalReader = list) -> None:
         self.memory = memory
         self.journal_reader = journal_reader
         self.receipts = []

@@ -74,7 +74,7 @@ def recorded_spec(receipt: UsageReceipt) -> QuerySpec | None:
     return None
 
 
-def memory_as_of(memory: Any, receipt: UsageReceipt, journal: list[JournalRecord]) -> tuple[StrataGate, int]:
+def memory_as_of(memory: StrataGate, receipt: UsageReceipt, journal: list[JournalRecord]) -> tuple[StrataGate, int]:
     """A read-only in-memory copy of `memory` as of the receipt, and how many events were rolled back."""
     cutoff = _epoch(receipt.created_at)
     snapshot = memory.export_snapshot()
@@ -102,7 +102,7 @@ def memory_as_of(memory: Any, receipt: UsageReceipt, journal: list[JournalRecord
     return StrataGate.open_with_backend(backend, memory.namespace, ephemeral=True), rolled_back
 
 
-def replay(memory: Any, receipt: UsageReceipt, spec: QuerySpec, journal: list[JournalRecord]) -> ReplayResult:
+def replay(memory: StrataGate, receipt: UsageReceipt, spec: QuerySpec, journal: list[JournalRecord]) -> ReplayResult:
     """Run `spec` (an event search) as of the receipt and now; one row per event in the receipt or in either
     result, with the drift between then and now."""
     then_memory, rolled_back = memory_as_of(memory, receipt, journal)
@@ -169,7 +169,7 @@ def _states_before(journal: list[JournalRecord], cutoff: int | None) -> dict[str
     return states
 
 
-def _event(memory: Any, event_id: str) -> Any:
+def _event(memory: StrataGate, event_id: str) -> Any:
     found = memory.get_events([event_id])
     return found[0] if found else None
 

@@ -5,7 +5,7 @@ Nothing here writes: searches run with `record=False`, so the workbench is safe 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -31,6 +31,9 @@ from stratagate_gui import shortcuts
 from stratagate_gui.forensics.explain import HitRow, QuerySpec, WorkbenchResult, build_spec, run_query
 from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
 
 KIND_LABELS = {"events": "Events", "elements": "Elements (facts)", "raw": "Raw memory"}
 NO_INTENT = "(weight)"
@@ -68,7 +71,7 @@ class QueryWorkbench(QWidget):
     def __init__(self, worker: DatabaseWorker, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.worker = worker
-        self.memory: Any = None
+        self.memory: StrataGate | None = None
         self.result: WorkbenchResult | None = None
 
         self.kind = QComboBox(self)
@@ -150,11 +153,10 @@ class QueryWorkbench(QWidget):
         shortcuts.bind(shortcuts.SEARCH, self, self.focus_query)
         self.set_memory(None)
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         self.run_button.setEnabled(memory is not None)
-        if memory is None:
-            self.summary.setText("No memory open")
+        self.summary.setText("No memory open" if memory is None else "")
 
     def focus_query(self) -> None:
         self.query.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -30,7 +30,8 @@ from stratagate.weights import BASE_LAMBDA, memory_weight_at
 from stratagate_gui.changes import Changes
 
 if TYPE_CHECKING:
-    from stratagate_gui.main_window import MainWindow
+    from stratagate.memory import StrataGate
+    from stratagate_gui.context import AppContext
 
 CURVE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f")
 DEFAULT_HORIZON = 48
@@ -108,7 +109,7 @@ def _block_curve(block: Any, thread_blocks: list[Any], now: int, horizon: int, l
     return curve
 
 
-def load_curves(memory: Any, items: list[tuple[str, str]], horizon: int, event_base_lambda: float,
+def load_curves(memory: StrataGate, items: list[tuple[str, str]], horizon: int, event_base_lambda: float,
                 block_lambda: float) -> tuple[int, list[Curve]]:
     """Runs on the database worker."""
     now = memory.current_turn
@@ -138,10 +139,10 @@ def _short(label: str, limit: int = 48) -> str:
 
 
 class DecayView(QWidget):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.memory: Any = None
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx.host)
+        self.ctx = ctx
+        self.memory: StrataGate | None = None
         self.items: list[tuple[str, str]] = []
         self.curves: list[Curve] = []
         self.current_turn = 0
@@ -182,12 +183,12 @@ class DecayView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(splitter, 1)
-        window.memory_changed.connect(self.set_memory)
-        window.writes.changes.connect(self._on_changes)
+        ctx.host.memory_changed.connect(self.set_memory)
+        ctx.writes.changes.connect(self._on_changes)
         self._stale = False
         """A write moved the plotted curves while this view was hidden: recompute when shown."""
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         self.items = []
         if memory is not None:
@@ -224,7 +225,7 @@ class DecayView(QWidget):
             return
         items, horizon = list(self.items), self.horizon.value()
         event_lambda, block_lambda = self.event_lambda.value(), self.block_lambda.value()
-        self.window_.worker.run(
+        self.ctx.worker.run(
             lambda: load_curves(memory, items, horizon, event_lambda, block_lambda),
             on_done=lambda result: self._show_curves(result) if memory is self.memory else None,
             description="compute decay curves",

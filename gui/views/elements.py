@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QDateTime, Qt, QTimeZone, Signal
@@ -34,7 +34,8 @@ from stratagate_gui.views.cards import element_summary_markdown, link
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
 
 if TYPE_CHECKING:
-    from stratagate_gui.main_window import MainWindow
+    from stratagate.memory import StrataGate
+    from stratagate_gui.context import AppContext
 
 FACT_COLUMNS = ("Key", "Mode", "Value", "Status", "Valid from", "Valid to", "Sources")
 FACT_COLOURS = {"active": "#16a34a", "superseded": "#9ca3af", "disputed": "#f59e0b"}
@@ -69,7 +70,7 @@ class AsOfState:
     previous_at_ms: int | None
 
 
-def load_as_of(memory: Any, element_id: str, at_ms: int, boundaries: list[int]) -> AsOfState:
+def load_as_of(memory: StrataGate, element_id: str, at_ms: int, boundaries: list[int]) -> AsOfState:
     """Runs on the database worker."""
     view = memory.expand_element(element_id, iso_utc(at_ms))
     changes = [instant for instant in boundaries if instant <= at_ms]
@@ -148,7 +149,7 @@ LABEL_CHUNK = 500
 """Elements read at a time to label the list: only ids and labels are kept."""
 
 
-def element_labels(memory: Any) -> list[tuple[str, str]]:
+def element_labels(memory: StrataGate) -> list[tuple[str, str]]:
     """(id, list label) of every element in section order (runs on the database worker)."""
     ids = memory.element_ids()
     labels = []
@@ -162,10 +163,10 @@ class ElementsView(QWidget):
     jump_requested = Signal(str, str)
     element_selected = Signal(str)
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.memory: Any = None
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx.host)
+        self.ctx = ctx
+        self.memory: StrataGate | None = None
         self.element_ids: list[str] = []
         self.element: Element | None = None
         self.boundaries: list[int] = []
@@ -217,10 +218,10 @@ class ElementsView(QWidget):
         splitter.setSizes([240, 960])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
-        window.memory_changed.connect(self.set_memory)
-        window.writes.changes.connect(self._on_changes)
+        ctx.host.memory_changed.connect(self.set_memory)
+        ctx.writes.changes.connect(self._on_changes)
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         self.element = None
         self.element_ids = []
@@ -233,7 +234,7 @@ class ElementsView(QWidget):
         self.state_view.clear()
         self.validity.clear()
         if memory is not None:
-            self.window_.worker.run(lambda: element_labels(memory),
+            self.ctx.worker.run(lambda: element_labels(memory),
                                     on_done=lambda labels: self._show_elements(memory, labels),
                                     description="list elements")
 
@@ -242,13 +243,13 @@ class ElementsView(QWidget):
         if changes.touches_elements and self.memory is not None:
             shown = self.element.id if self.element is not None else None
             memory = self.memory
-            self.window_.worker.run(
+            self.ctx.worker.run(
                 lambda: element_labels(memory),
                 on_done=lambda labels: self._show_elements(memory, labels, shown),
                 description="list elements",
             )
 
-    def _show_elements(self, memory: Any, labels: list[tuple[str, str]], shown: str | None = None) -> None:
+    def _show_elements(self, memory: StrataGate, labels: list[tuple[str, str]], shown: str | None = None) -> None:
         if memory is not self.memory:
             return  # a memory opened since this list was asked for
         self.element_ids = [element_id for element_id, _label in labels]
@@ -273,13 +274,13 @@ class ElementsView(QWidget):
         if item is None or self.memory is None:
             return
         memory, element_id = self.memory, item.data(Qt.ItemDataRole.UserRole)
-        self.window_.worker.run(
+        self.ctx.worker.run(
             lambda: memory.get_elements([element_id]),
             on_done=lambda found: self._show_element(memory, found),
             description=f"read element {element_id}",
         )
 
-    def _show_element(self, memory: Any, found: list[Element]) -> None:
+    def _show_element(self, memory: StrataGate, found: list[Element]) -> None:
         current = self.element_list.currentItem()
         if memory is not self.memory or not found or current is None:
             return
@@ -319,13 +320,13 @@ class ElementsView(QWidget):
         self._sync_controls(at_ms)
         self.validity.move_cursor(at_ms)
         boundaries = self.boundaries
-        self.window_.worker.run(
+        self.ctx.worker.run(
             lambda: load_as_of(memory, element.id, at_ms, boundaries),
             on_done=lambda state: self._show_state(memory, state),
             description=f"expand element {element.id}",
         )
 
-    def _show_state(self, memory: Any, state: AsOfState) -> None:
+    def _show_state(self, memory: StrataGate, state: AsOfState) -> None:
         if memory is not self.memory or self.element is None or state.view.id != self.element.id:
             return
         self.as_of = state

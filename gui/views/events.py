@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
@@ -28,7 +28,8 @@ from stratagate_gui.views.temporal import event_times, happened_text
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
 
 if TYPE_CHECKING:
-    from stratagate_gui.main_window import MainWindow
+    from stratagate.memory import StrataGate
+    from stratagate_gui.context import AppContext
 
 EVENT_COLUMNS = ("Title", "Type", "Status", "Criticality", "Weight", "Mentioned at", "Happened", "Participants", "Id")
 STATUS_COLUMN = EVENT_COLUMNS.index("Status")
@@ -37,7 +38,7 @@ MAX_PLOTTED_EVENTS = 50
 STATUS_COLOURS = {"superseded": QColor("#b45309"), "forgotten": QColor("#9ca3af"), "archived": QColor("#9ca3af")}
 
 
-def event_rows(memory: Any, ids: list[str]) -> list[Row]:
+def event_rows(memory: StrataGate, ids: list[str]) -> list[Row]:
     """Table rows for these event ids (runs on the database worker)."""
     events = {event.id: event for event in memory.get_events(ids)}
     now = memory.current_turn
@@ -161,12 +162,12 @@ class EventsView(QWidget):
     selection_changed = Signal(list)
     """Ids of the selected events (the decay view plots them)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.memory: Any = None
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx.host)
+        self.ctx = ctx
+        self.memory: StrataGate | None = None
         self.filters = EventFilterBar()
-        self.model = LazyIdTableModel(window.worker, EVENT_COLUMNS, self)
+        self.model = LazyIdTableModel(ctx.worker, EVENT_COLUMNS, self)
         self.model.cell_foreground = lambda row, column: STATUS_COLOURS.get(row[STATUS_COLUMN])
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -212,14 +213,14 @@ class EventsView(QWidget):
 
         self.filters.changed.connect(self._query)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
-        window.memory_changed.connect(self.set_memory)
-        window.thread_changed.connect(lambda _thread: self.refresh())
-        window.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
+        ctx.host.memory_changed.connect(self.set_memory)
+        ctx.host.thread_changed.connect(lambda _thread: self.refresh())
+        ctx.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
         self._pending_select: str | None = None
         """An event a jump asked for while the filters hid it (shown once the cleared filters apply)."""
         self._reselect: str | None = None
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         self.card.clear()
         self.temporal_plot.show_events([], None)
@@ -243,15 +244,15 @@ class EventsView(QWidget):
         memory = self.memory
         if memory is None:
             return
-        if self.window_.thread_id is not None:
-            where = {**where, "threadId": self.window_.thread_id}
-        self.window_.worker.run(
+        if self.ctx.thread_id is not None:
+            where = {**where, "threadId": self.ctx.thread_id}
+        self.ctx.worker.run(
             lambda: memory.event_ids(where or None),
             on_done=lambda ids: self._show_ids(memory, ids, keep_rows),
             description="list events",
         )
 
-    def _show_ids(self, memory: Any, ids: list[str], keep_rows: bool) -> None:
+    def _show_ids(self, memory: StrataGate, ids: list[str], keep_rows: bool) -> None:
         if memory is not self.memory:
             return
         if keep_rows:  # after a write: rows stay on screen until rebuilt, the selection follows its ids
@@ -300,13 +301,13 @@ class EventsView(QWidget):
             return
         current = ids[-1] if self.table.currentIndex().row() < 0 else self.model.id_at(self.table.currentIndex().row())
         plotted = ids[:MAX_PLOTTED_EVENTS]
-        self.window_.worker.run(
+        self.ctx.worker.run(
             lambda: (memory.get_events(plotted), memory.get_events([current])),
             on_done=lambda result: self._show_card(memory, current, *result),
             description=f"read event {current}",
         )
 
-    def _show_card(self, memory: Any, current: str, plotted: list[Event], events: list[Event]) -> None:
+    def _show_card(self, memory: StrataGate, current: str, plotted: list[Event], events: list[Event]) -> None:
         if memory is not self.memory or not events:
             return
         weight = memory_weight_at(events[0], memory.current_turn)

@@ -3,13 +3,17 @@ extractor and projector), with the model, token counts and latency a model adapt
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from stratagate.model import ModelResponse
 from stratagate_gui.forensics.workbench import fill_table, make_table
+
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
+    from stratagate_gui.context import AppContext
 
 COLUMNS = ["At", "Kind", "Model", "Input tokens", "Output tokens", "Latency ms"]
 
@@ -23,9 +27,9 @@ def call_row(response: ModelResponse) -> list[Any]:
 
 
 class ModelCallsView(QWidget):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx.host)
+        self.ctx = ctx
         self.responses: list[ModelResponse] = []
         self.table = make_table(self)
         self.answer = QPlainTextEdit(self)
@@ -37,13 +41,13 @@ class ModelCallsView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
         self.table.itemSelectionChanged.connect(self._show_answer)
-        window.memory_changed.connect(self.set_memory)
+        ctx.host.memory_changed.connect(self.set_memory)
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         if memory is None:
             self._show([])
             return
-        self.window.worker.run(lambda: sorted(memory.list_successful_model_responses(),
+        self.ctx.worker.run(lambda: sorted(memory.list_successful_model_responses(),
                                               key=lambda response: response.created_at),
                                on_done=self._show, description="list model calls")
 

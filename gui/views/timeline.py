@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -32,7 +32,8 @@ from stratagate_gui.views.cards import escape
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser, render_markdown
 
 if TYPE_CHECKING:
-    from stratagate_gui.main_window import MainWindow
+    from stratagate.memory import StrataGate
+    from stratagate_gui.context import AppContext
 
 CURRENT_LEVEL = BLOCK_MAX_LEVEL + 1
 """The rendering choice "each block at its own current level" (a button id, so not -1: Qt reserves it)."""
@@ -48,7 +49,7 @@ class TimelineData:
     block_decay_lambda: float
 
 
-def load_timeline(memory: Any, thread_id: str | None) -> TimelineData:
+def load_timeline(memory: StrataGate, thread_id: str | None) -> TimelineData:
     """Blocks of a thread (or all) with their decayed levels now (runs on the database worker)."""
     entries = {entry.id: entry for entry in memory.get_block_context(thread_id)}
     return TimelineData(list(memory.list_blocks(thread_id)), entries, memory.block_decay_lambda)
@@ -146,10 +147,10 @@ class TimelineView(QWidget):
     lift_requested = Signal(str, int)
     """(block id, level): the Lift button, for the curation controller."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.memory: Any = None
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx.host)
+        self.ctx = ctx
+        self.memory: StrataGate | None = None
         self.data = TimelineData([], {}, 0.0)
         self.selected_block: str | None = None
         self.rendering_level = CURRENT_LEVEL
@@ -199,16 +200,16 @@ class TimelineView(QWidget):
         layout.addLayout(level_bar)
         layout.addWidget(splitter, 3)
 
-        window.memory_changed.connect(self.set_memory)
-        window.thread_changed.connect(lambda _thread: self.reload())
-        window.writes.changes.connect(self._on_changes)
+        ctx.host.memory_changed.connect(self.set_memory)
+        ctx.host.thread_changed.connect(lambda _thread: self.reload())
+        ctx.writes.changes.connect(self._on_changes)
         self._pending_message: str | None = None
         self._stale = False
         """Blocks changed while this view was hidden: re-read them when it is shown."""
 
     # Loading ---------------------------------------------------------------------------------------------
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         self.selected_block = None
         self.lift_button.setEnabled(memory is not None and not memory.read_only)
@@ -219,8 +220,8 @@ class TimelineView(QWidget):
         if memory is None:
             self._show(TimelineData([], {}, 0.0))
             return
-        thread = self.window_.thread_id
-        self.window_.worker.run(
+        thread = self.ctx.thread_id
+        self.ctx.worker.run(
             lambda: load_timeline(memory, thread),
             on_done=lambda data: self._show(data) if memory is self.memory else None,
             description="load blocks",

@@ -24,7 +24,7 @@ def window(qtbot, tmp_path: Path):
     create_application()
     window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
-    window.views = mount(window)
+    window.views = mount(window.context)
     window.views.controller.confirm = lambda *_: True
     window.show()
     yield window

@@ -219,3 +219,11 @@ def test_receipts_browser_lists_audits_and_replay_marks_drift(qtbot, worker, mem
     assert browser.replay_table.item(0, 0).foreground().color() == DRIFT_COLOR
     assert "1 event(s) with curation rolled back" in browser.summary.text()
     stack.clear()
+
+
+def test_the_workbench_forgets_no_memory_open_once_one_is_open(qtbot, worker, memory):
+    workbench = QueryWorkbench(worker)
+    qtbot.addWidget(workbench)
+    assert workbench.summary.text() == "No memory open"
+    workbench.set_memory(memory)
+    assert workbench.summary.text() == "" and workbench.run_button.isEnabled()

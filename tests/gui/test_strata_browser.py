@@ -199,10 +199,10 @@ def test_strata_menu_opens_a_store_in_a_main_window_tab(make_window, store: Stra
     window = make_window()
     [strata_menu] = [action.menu() for action in window.menuBar().actions() if action.text() == MENU_TITLE]
     assert [action.text() for action in strata_menu.actions()] == [OPEN_ACTION_TEXT]
-    browser = open_data_directory(window, store.base_dir)
+    browser = open_data_directory(window.context, store.base_dir)
     assert isinstance(browser, StrataBrowser)
     assert window.tabs.currentWidget() is browser
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Strata — strata_data"
 
-    box = open_data_directory(window, tmp_path / "not-a-store")
+    box = open_data_directory(window.context, tmp_path / "not-a-store")
     assert box.isVisible() and "no Strata store here" in box.text()
