@@ -47,9 +47,11 @@ class ModelCallsView(QWidget):
         if memory is None:
             self._show([])
             return
-        self.ctx.worker.run(lambda: sorted(memory.list_successful_model_responses(),
-                                              key=lambda response: response.created_at),
-                               on_done=self._show, description="list model calls")
+        self.ctx.worker.run(
+            lambda: sorted(memory.list_successful_model_responses(), key=lambda response: response.created_at),
+            on_done=self._show,
+            description="list model calls",
+        )
 
     def _show(self, responses: list[ModelResponse]) -> None:
         # A refresh keeps the call the user is reading selected, if it is still listed.
