@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
         if previous is not None and previous.memory is not opened.memory:
             self.worker.run(previous.close, description="close previous memory")
         self.writes.set_memory(opened.memory)
-        self.history.follow((opened.location, opened.namespace))
+        self.history.follow((opened.location, opened.namespace), opened.memory)
         self._remember_recent(opened.location)
         self._fill_pickers(opened)
         self._show_memory_state()

@@ -7,21 +7,29 @@ so there is nothing to put back. While one undo or redo is in flight the others 
 thread never waits on the database.
 
 Each open memory (location and namespace) keeps its own stack, so switching namespace and back, or reloading,
-keeps what can still be undone.
+keeps the history. When the memory comes back at another revision than this window last read (another
+process wrote meanwhile), every command whose records still exist is kept (each undo is a revision-checked
+write that converges on the stored state, so another writer's changes are kept) and only the others are
+dropped, with a status-bar line saying so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from stratagate_gui.writes import WriteOp, Writes
 
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
+
 MoveOp = Callable[[QUndoCommand, bool], WriteOp[Any]]
 """(command, undo) → the write that moves the command's records back (undo) or forward again (redo)."""
+StillUndoable = Callable[["StrataGate", QUndoCommand], bool]
+"""Whether a command's records still exist in the memory (runs on the database worker)."""
 
 
 class UndoHistory(QObject):
@@ -32,17 +40,51 @@ class UndoHistory(QObject):
         super().__init__(parent)
         self.writes = writes
         self.move_op: MoveOp | None = None
+        self.still_undoable: StillUndoable | None = None
         self.busy = False
         self._stacks: dict[Hashable, QUndoStack] = {}
+        self._revisions: dict[Hashable, int] = {}
+        """The revision this window last read of each memory it left."""
+        self._key: Hashable = None
+        self._memory: StrataGate | None = None
         self.stack = self._stack_for(None)
         writes.committed.connect(self.push)
 
     # The active stack --------------------------------------------------------------------------------------
 
-    def follow(self, key: Hashable) -> None:
-        """Make `key`'s stack (an open memory's location and namespace) the active one."""
+    def follow(self, key: Hashable, memory: StrataGate | None = None) -> None:
+        """Make `key`'s stack (an open memory's location and namespace, just opened as `memory`) the active
+        one. If another process wrote to it since this window last read it, keep what can still be undone."""
+        if self._key is not None and self._memory is not None:
+            self._revisions[self._key] = self._memory.revision
+        self._key, self._memory = key, memory
         self.stack = self._stack_for(key)
+        known = self._revisions.get(key)
+        if memory is not None and known is not None and known != memory.revision and self.stack.count():
+            self._keep_what_still_exists(memory)
         self.changed.emit()
+
+    def _keep_what_still_exists(self, memory: StrataGate) -> None:
+        check, stack = self.still_undoable, self.stack
+        if check is None:
+            return
+        commands = [stack.command(number) for number in range(stack.count())]
+
+        def checked(verdicts: list[bool]) -> None:
+            if stack is not self.stack:
+                return  # another memory was opened meanwhile
+            kept = dict(zip((id(command) for command in commands), verdicts, strict=True))
+            dropped = self.keep(lambda command: kept.get(id(command), True))
+            note = f"; {dropped} step(s) dropped: their records no longer exist" if dropped else ""
+            self.writes.message.emit(
+                f"Another process wrote to this memory: undo history kept ({stack.count()} step(s)){note}"
+            )
+
+        self.writes.worker.run(
+            lambda: [check(memory, command) for command in commands],
+            on_done=checked,
+            description="check the undo history after another process wrote",
+        )
 
     def _stack_for(self, key: Hashable) -> QUndoStack:
         stack = self._stacks.get(key)

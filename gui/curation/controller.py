@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QDialog, QWidget
 
-from stratagate.errors import ReadOnlyError
+from stratagate.errors import ReadOnlyError, UnknownIdError
 from stratagate.memory import BlockLift
 from stratagate_gui.changes import Changes, Origin
 from stratagate_gui.curation import engine_calls
@@ -46,6 +46,7 @@ class CurationController(QObject):
         self.writes = writes
         self.history = history
         history.move_op = self.move_op
+        history.still_undoable = still_undoable
         self.actor = actor
         """The name written in the journal as who curated (Preferences ▸ Curator name)."""
         self.preview = True
@@ -205,6 +206,19 @@ class CurationController(QObject):
 
     def _confirm_with_dialog(self, title: str, steps: list[Step], turn: int) -> bool:
         return PreviewDialog(title, steps, turn, self._parent).exec() == QDialog.DialogCode.Accepted
+
+
+def still_undoable(memory: StrataGate, command: QUndoCommand) -> bool:
+    """Whether every record a command moves still exists (runs on the database worker)."""
+    if isinstance(command, BlockLiftCommand):
+        try:
+            memory.get_block(command.block_id)
+        except UnknownIdError:
+            return False
+        return True
+    assert isinstance(command, CurationCommand)
+    ids = set(command.event_ids)
+    return {event.id for event in memory.get_events(list(ids))} == ids
 
 
 def _lift_command(block_id: str, lift: BlockLift) -> BlockLiftCommand:

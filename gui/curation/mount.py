@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QInputDialog
 
 from stratagate import journal
 from stratagate_gui.changes import Changes
 from stratagate_gui.context import AppContext
-from stratagate_gui.curation.controller import CurationController
+from stratagate_gui.curation.controller import DEFAULT_ACTOR, CurationController
 from stratagate_gui.curation.journal_view import JournalView
 from stratagate_gui.curation.view import CurationView
 from stratagate_gui.forensics.receipts import ReceiptsBrowser
@@ -24,6 +26,10 @@ if TYPE_CHECKING:
     from stratagate_gui.views.timeline import TimelineView
 
 
+CURATOR_SETTING = "curation/curatorName"
+"""The name the journal records as who curated (Edit ▸ Curator name…); "reviewer" until set."""
+
+
 @dataclass
 class CurationViews:
     controller: CurationController
@@ -31,25 +37,45 @@ class CurationViews:
     journal: JournalView
     workbench: QueryWorkbench
     receipts: ReceiptsBrowser
+    settings: QSettings
+
+    def set_curator_name(self, name: str) -> None:
+        """Record `name` in the journal from the next curation on, and remember it for the next sessions."""
+        self.controller.actor = name.strip() or DEFAULT_ACTOR
+        self.settings.setValue(CURATOR_SETTING, self.controller.actor)
+
+    def ask_curator_name(self) -> None:
+        name, accepted = QInputDialog.getText(
+            self.curation, "Curator name", "Name recorded in the curation journal:", text=self.controller.actor
+        )
+        if accepted:
+            self.set_curator_name(name)
 
 
 def mount(ctx: AppContext, timeline: TimelineView | None = None) -> CurationViews:
     """Add the views to the window and keep them on its open memory. Optional peer: the `timeline`, whose
     Lift button asks the controller for a user lift."""
     host = ctx.host
-    controller = CurationController(ctx.writes, ctx.history, host)
+    controller = CurationController(
+        ctx.writes, ctx.history, host, actor=str(ctx.settings.value(CURATOR_SETTING, DEFAULT_ACTOR) or DEFAULT_ACTOR)
+    )
     views = CurationViews(
         controller,
         CurationView(controller),
         JournalView(ctx.worker),
         QueryWorkbench(ctx.worker),
         ReceiptsBrowser(ctx.worker),
+        ctx.settings,
     )
     host.add_view("Curation", views.curation)
     host.add_view("Journal", views.journal)
     host.add_view("Query workbench", views.workbench)
     host.add_view("Receipts", views.receipts)
     host.menuBar().addMenu("&Help").addAction(help_action(host))
+    curator = QAction("Curator &name…", host)
+    curator.triggered.connect(lambda _checked=False: views.ask_curator_name())
+    host.edit_menu.addSeparator()
+    host.edit_menu.addAction(curator)
     # Edit ▸ Undo/Redo get exactly the keys the shortcuts dialog lists (a StandardKey set with setShortcut
     # keeps only its first binding, which for Redo is Ctrl+Y).
     host.undo_action.setShortcuts([QKeySequence(keys) for keys in UNDO.keys])

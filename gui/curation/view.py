@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -167,10 +168,18 @@ class CurationView(QWidget):
         self.act(Action.TOGGLE_FORGET)
 
     def supersede(self) -> None:
-        ids = self.selected_ids()
-        if not ids or not self.controller.writable:
+        """Ask for the replacement (picked from the memory's events) or a corrected card, then act."""
+        ids, memory = self.selected_ids(), self.memory
+        if not ids or memory is None or not self.controller.writable:
             return
-        dialog = SupersedeDialog(ids, self)
+        self.controller.worker.run(
+            lambda: memory.event_ids(),
+            on_done=lambda candidates: self._ask_supersede(ids, candidates),
+            description="list the events that may replace",
+        )
+
+    def _ask_supersede(self, ids: list[str], candidates: list[str]) -> None:
+        dialog = SupersedeDialog(ids, self, candidates=[event_id for event_id in candidates if event_id not in ids])
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         if dialog.card() is None:
@@ -182,13 +191,23 @@ class CurationView(QWidget):
 class SupersedeDialog(QDialog):
     """Supersede the selected events: by an existing event, or by a corrected card written here."""
 
-    def __init__(self, event_ids: list[str], parent: QWidget | None = None) -> None:
+    def __init__(
+        self, event_ids: list[str], parent: QWidget | None = None, candidates: list[str] | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Supersede {len(event_ids)} event(s)")
+        self.candidates = None if candidates is None else set(candidates)
+        """The ids a replacement may be (the memory's other events); None when the caller did not list them."""
         self.by_existing = QRadioButton("Replace with an existing event", self)
         self.by_existing.setChecked(True)
         self.existing_id = QLineEdit(self)
-        self.existing_id.setPlaceholderText("id of the replacing event, e.g. evt_…")
+        self.existing_id.setPlaceholderText("type to search the memory's event ids, e.g. evt_…")
+        if candidates is not None:
+            completer = QCompleter(candidates, self)
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            completer.setMaxVisibleItems(12)
+            self.existing_id.setCompleter(completer)
         self.by_card = QRadioButton("Write a corrected card", self)
         self.title = QLineEdit(self)
         self.summary = QLineEdit(self)
@@ -235,6 +254,8 @@ class SupersedeDialog(QDialog):
     def _accept_if_complete(self) -> None:
         if self.by_existing.isChecked() and not self.replacement_id():
             self.problem.setText("Enter the id of the replacing event.")
+        elif self.by_existing.isChecked() and self.candidates is not None and self.replacement_id() not in self.candidates:
+            self.problem.setText(f"No other event {self.replacement_id()} in this memory: pick one from the list.")
         elif self.by_card.isChecked() and not (self.title.text().strip() and self.summary.text().strip()):
             self.problem.setText("A corrected card needs a title and a summary.")
         else:

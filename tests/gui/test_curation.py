@@ -317,3 +317,12 @@ def test_do_then_undo_leaves_every_row_byte_identical(harness, action, ids, repl
     harness.stack.undo()
     harness.idle()
     assert dump_rows(harness.path) == original  # updatedAt included: the undo restores the earlier stamps
+
+
+def test_supersede_by_an_unknown_id_is_refused_before_any_preview(harness):
+    errors: list[str] = []
+    harness.writes.show_error = lambda _title, text: errors.append(text)
+    harness.request(Action.SUPERSEDE, ["evt_51"], "blk_bogus:evt:99")
+    assert harness.previews == [] and harness.stack.count() == 0
+    (error,) = errors
+    assert "blk_bogus:evt:99" in error

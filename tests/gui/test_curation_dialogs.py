@@ -85,3 +85,18 @@ def test_supersede_dialog_needs_a_replacement_or_a_complete_card(qtbot):
     card = card_dialog.card()
     assert card["id"].startswith("evt_") and card["criticality"] == "identity"
     assert (card["title"], card["summary"]) == ("Kickoff (corrected)", "It was on Tuesday.")
+
+
+def test_supersede_dialog_refuses_an_id_that_is_not_one_of_the_memorys_events(qtbot):
+    dialog = SupersedeDialog(["evt_51"], None, candidates=["evt_52", "evt_87"])
+    qtbot.addWidget(dialog)
+    dialog.existing_id.setText("blk_bogus:evt:99")
+    dialog.ok_button.click()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.problem.text() == "No other event blk_bogus:evt:99 in this memory: pick one from the list."
+    completer = dialog.existing_id.completer()
+    completer.setCompletionPrefix("87")
+    assert completer.currentCompletion() == "evt_87"  # the list is searched by any part of the id
+    dialog.existing_id.setText("evt_87")
+    dialog.ok_button.click()
+    assert dialog.result() == QDialog.DialogCode.Accepted

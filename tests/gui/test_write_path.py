@@ -73,3 +73,62 @@ def test_a_write_by_another_process_arrives_through_the_same_signal(opened_windo
     assert [(change.origin, change.reloaded) for change in published] == [(Origin.EXTERNAL, True)]
     qtbot.waitUntil(lambda: "weight 1.000 · pinned" in events.card.toPlainText())
     assert opened_window._revision_label.text() == f"revision {opened_window.memory.revision}"
+
+
+def test_reload_keeps_the_undo_history(opened_window):
+    _curate(opened_window, Action.PIN, ["evt_51"])
+    opened_window.reload()
+    assert opened_window.wait_idle()
+    assert opened_window.history.count() == 1 and opened_window.undo_action.isEnabled()
+    opened_window.history.undo()
+    assert opened_window.wait_idle()
+    memory = opened_window.memory
+    assert not opened_window.worker.call(lambda: memory.get_event("evt_51").weight.pinned)
+
+
+def test_after_another_process_wrote_a_reload_keeps_what_can_still_be_undone(opened_window, reference_db_copy):
+    messages: list[str] = []
+    opened_window.writes.message.connect(messages.append)
+    _curate(opened_window, Action.PIN, ["evt_51"])
+    other = open_memory(reference_db_copy, REFERENCE_NAMESPACE)
+    other.pin_event("evt_52")
+    other.close()
+    opened_window.reload()
+    assert opened_window.wait_idle()
+    assert opened_window.history.count() == 1
+    assert messages[-1] == "Another process wrote to this memory: undo history kept (1 step(s))"
+    opened_window.history.undo()
+    assert opened_window.wait_idle()
+    memory = opened_window.memory
+    pins = opened_window.worker.call(lambda: [memory.get_event(i).weight.pinned for i in ("evt_51", "evt_52")])
+    assert pins == [False, True]  # the other process's pin is kept
+
+
+def test_switching_namespace_and_back_keeps_each_namespaces_history(opened_window, reference_db_copy):
+    other = open_memory(reference_db_copy, "project:other")
+    other.close()
+    _curate(opened_window, Action.FORGET, ["evt_85"])
+    opened_window.open_location(str(reference_db_copy), "project:other")
+    assert opened_window.wait_idle()
+    assert opened_window.history.count() == 0 and not opened_window.undo_action.isEnabled()
+    opened_window.open_location(str(reference_db_copy), REFERENCE_NAMESPACE)
+    assert opened_window.wait_idle()
+    assert opened_window.history.undo_text() == "Forget evt_85"
+
+
+def test_the_curator_name_is_kept_in_the_settings_and_written_in_the_journal(make_window, settings, reference_db_copy):
+    from stratagate import journal
+
+    window = make_window()
+    window.curation.set_curator_name("Ada Lovelace")
+    assert settings.value("curation/curatorName") == "Ada Lovelace"
+    window.close()
+    window = make_window()  # a new session reads it back
+    assert window.curation.controller.actor == "Ada Lovelace"
+    window.open_location(str(reference_db_copy), REFERENCE_NAMESPACE)
+    assert window.wait_idle()
+    _curate(window, Action.PIN, ["evt_51"])
+    memory = window.memory
+    entries = window.worker.call(lambda: journal.read_entries(memory.backend.engine, REFERENCE_NAMESPACE))
+    assert [entry.actor for entry in entries] == ["Ada Lovelace"]
+    assert any(action.text() == "Curator &name…" for action in window.edit_menu.actions())
