@@ -62,8 +62,13 @@ def element_view_at(element: Element, at: str | None) -> Element:
 
 
 def event_chronology(event: Any) -> str:
+    """The first of happenedStart, happenedEnd, mentionedAt, createdAt that is set (the reference's `??`: an
+    empty string is set)."""
     temporal = event.temporal
-    return temporal.happened_start or temporal.happened_end or temporal.mentioned_at or event.created_at
+    for value in (temporal.happened_start, temporal.happened_end, temporal.mentioned_at):
+        if value is not None:
+            return value
+    return event.created_at
 
 
 def _change_fields(change: Any) -> dict[str, Any] | None:
@@ -141,7 +146,8 @@ def apply_element_changes(tx: Mutation, job: ElementProjectionJob, changes: Any,
         valid_from = compact(change.get("valid_from"), 80)
         if not valid_from:
             chronologies = [event_chronology(event) for event in (tx.get("events", eid) for eid in allowed) if event]
-            valid_from = max((c for c in chronologies if c), default="") or now
+            # The reference's `sort().at(-1)`: the greatest in UTF-16 code unit order.
+            valid_from = max(chronologies, key=lambda text: text.encode("utf-16-be", "surrogatepass"), default="") or now
         valid_to = compact(change.get("valid_to"), 80) or None
 
         fact_value: str | list[str] | None = value

@@ -213,3 +213,17 @@ def test_a_projector_written_for_the_reference_names_the_element_in_a_nested_obj
     [element] = m.list_elements()
     assert (element.name, element.type, element.aliases, element.current_state) == (
         "Atlas", "project", ["ATL"], "storage: SQLite")
+
+
+def test_a_fact_without_valid_from_starts_at_the_event_chronology_as_the_reference_reads_it():
+    # The reference's `happenedStart ?? happenedEnd ?? …`: an empty happenedStart is set, and sorts lowest,
+    # so the fact starts now rather than at happenedEnd.
+    def projector(request):
+        return {"changes": [{"element": {"name": "Atlas", "type": "project"}, "operation": "set_state",
+                             "key": "stage", "mode": "state", "value": "beta", "sourceEventIds": [event.id]}
+                            for event in request.events]}
+    m = stratagate.in_memory(block_turn_size=1, projector=projector, now=lambda: "2026-03-02T01:00:00Z")
+    block = m.append_turn("one", "r").sealed_block
+    m.add_event("Beta", source_block_id=block.id, temporal={"happenedStart": "", "happenedEnd": "yesterday"})
+    m.resume_pending_work()
+    assert [fact.valid_from for fact in m.list_elements()[0].facts] == ["2026-03-02T09:00:00.000+08:00"]

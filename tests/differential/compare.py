@@ -90,6 +90,8 @@ class Report:
     by_kind: Counter[str] = field(default_factory=Counter)
     """Calls compared per kind (searchEvents, …, events weight)."""
     mismatches: list[dict] = field(default_factory=list)
+    documented: list[dict] = field(default_factory=list)
+    """Namespaces not compared because they take a documented deviation (docs/compatibility.md), and why."""
 
     @property
     def compared(self) -> int:
@@ -102,6 +104,7 @@ class Report:
     def add(self, other: Report) -> None:
         self.by_kind += other.by_kind
         self.mismatches += other.mismatches
+        self.documented += other.documented
 
 
 def compare_namespace(database: Path, namespace: str, recorded: dict) -> Report:
