@@ -48,9 +48,6 @@ class ThreadEnds:
             turns.sort()
         self._ends = dict(ends)
 
-    def size(self, bucket: Bucket) -> int:
-        return len(self._ends.get(bucket, ()))
-
     def position(self, bucket: Bucket, anchor_turn: int) -> int:
         """The v5 → v6 conversion: how many of the bucket's blocks end by the anchor turn, at least 1."""
         return max(1, bisect_right(self._ends.get(bucket, ()), anchor_turn))
@@ -121,10 +118,7 @@ class LegacySchema:
         - any other position gets the end turn of the thread's block at that position (the turn a block is
           anchored at when sealed), the smallest turn with that position.
         """
-        written = []
-        for row in rows:
-            row = {key: value for key, value in row.items() if key != "last_lifted_by"}
-            written.append(row)
+        written = [{key: value for key, value in row.items() if key != "last_lifted_by"} for row in rows]
         if self.version >= 6 or not written:
             return written
         b = self.blocks
@@ -172,16 +166,13 @@ class LegacySchema:
     def _thread_blocks(
         self, connection: Connection, namespace: str, threads: set[str | None]
     ) -> list[tuple[str | None, int, str]]:
+        """(thread, end turn, id) of the blocks of these threads (None: the unthreaded bucket)."""
         b = self.blocks
         found: list[tuple[str | None, int, str]] = []
         for thread in threads:
             found += connection.execute(
                 select(b.c.thread_id, b.c.end_turn, b.c.id).where(
-                    b.c.namespace == namespace, b.c.thread_id.is_(thread)
-                )
-                if thread is None
-                else select(b.c.thread_id, b.c.end_turn, b.c.id).where(
-                    b.c.namespace == namespace, b.c.thread_id == thread
+                    b.c.namespace == namespace, b.c.thread_id.is_not_distinct_from(thread)
                 )
             ).all()
         return found
