@@ -1,0 +1,209 @@
+"""Live follow: writes by another process (an agent, `stratagate mcp`, the reference) appear in the open window.
+
+`LiveFollow` polls the namespace's stored revision on the database worker (one row, by key: SQLite and
+PostgreSQL alike). When it moved past what the open memory last read, it takes a census of ids, describes the
+change against the previous census (`stratagate.follow`), adds it to the feed, and hands it to the window's
+one write path (`Writes.external_change`), which re-reads the memory and publishes `Changes(reloaded=True)`
+to every view: this module never refreshes a view itself. The window's own writes move the memory's revision
+with the stored one, so they are never reported as external.
+
+`ChangeFeed` is the dock that lists what came in: one entry per detected change ("since revision R: 3 turns,
+1 block sealed, …"), each item a link to its view, bold until seen; its Follow button pauses and resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stratagate.follow import Census, ChangeSummary, FeedItem, describe_changes, stored_revision, take_census
+from stratagate_gui.workers import DatabaseWorker
+
+POLL_MS = 250
+# Which view an item opens: the kind a feed item has → the kind `window.jump_to` takes.
+JUMP_KINDS = {"blocks": "block", "events": "event", "superseded": "event", "forgotten": "event",
+              "archived": "event", "elements": "element", "facts": "element"}
+
+
+class LiveFollow(QObject):
+    """Polls the open memory's stored revision and reports writes by other processes."""
+
+    detected = Signal(object)
+    """A `ChangeSummary` of writes another process made (before the window re-read them)."""
+    following_changed = Signal(bool)
+
+    def __init__(self, worker: DatabaseWorker, announce: Callable[[str], Any], parent: QObject | None = None):
+        super().__init__(parent)
+        self.worker = worker
+        self.announce = announce
+        self.memory: Any = None
+        self.census: Census | None = None
+        self.following = True
+        self.detected_at: float | None = None
+        """`time.monotonic()` of the last detection (for the latency benchmark)."""
+        self._probing = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._poll)
+
+    def set_memory(self, memory: Any) -> None:
+        """Follow `memory` (None: stop). Takes the first census on the worker."""
+        self.memory, self.census = memory, None
+        if memory is None:
+            self._timer.stop()
+            return
+        self.worker.run(lambda: take_census(memory.backend, memory.namespace),
+                        on_done=lambda census: self._first_census(memory, census), description="take a census")
+
+    def _first_census(self, memory: Any, census: Census) -> None:
+        if memory is self.memory:
+            self.census = census
+            if self.following:
+                self._timer.start()
+
+    def set_following(self, following: bool) -> None:
+        """Pause (False) or resume (True); a resume catches up on everything written meanwhile."""
+        self.following = following
+        if following and self.memory is not None and self.census is not None:
+            self._timer.start()
+            self._poll()
+        else:
+            self._timer.stop()
+        self.following_changed.emit(following)
+
+    def _poll(self) -> None:
+        memory = self.memory
+        if memory is None or self.census is None or self._probing or not self.following:
+            return
+        self._probing = True
+        self.worker.run(lambda: self._probe(memory), on_done=lambda result: self._probed(memory, result),
+                        on_error=lambda _error: self._probed(memory, None), description="poll for other writers")
+
+    @staticmethod
+    def _probe(memory: Any) -> tuple[str, Census | None]:
+        """On the worker: ('external', census now) when another process wrote; ('own', census) after this
+        window's own write; ('same', None) when nothing moved."""
+        stored = stored_revision(memory.backend, memory.namespace)
+        if stored == memory.revision:
+            return "same", None
+        return "external", take_census(memory.backend, memory.namespace)
+
+    def _probed(self, memory: Any, result: tuple[str, Census | None] | None) -> None:
+        self._probing = False
+        if memory is not self.memory or result is None:
+            return
+        state, census = result
+        if state == "same":
+            if self.census is not None and memory.revision != self.census.revision:
+                self._retake(memory)  # this window wrote: keep the census current, report nothing
+            return
+        assert census is not None and self.census is not None
+        summary = describe_changes(self.census, census)
+        self.census = census
+        self.detected_at = time.monotonic()
+        self.detected.emit(summary)
+        self.announce(summary.text())
+
+    def _retake(self, memory: Any) -> None:
+        self._probing = True
+
+        def done(census: Census) -> None:
+            self._probing = False
+            if memory is self.memory:
+                self.census = census
+
+        self.worker.run(lambda: take_census(memory.backend, memory.namespace), on_done=done,
+                        on_error=lambda _error: setattr(self, "_probing", False), description="take a census")
+
+
+class ChangeFeed(QDockWidget):
+    """The dock listing what other processes wrote; items jump to their views."""
+
+    def __init__(self, follow: LiveFollow, jump: Callable[[str, str], Any], parent: QWidget | None = None):
+        super().__init__("Live changes", parent)
+        self.setObjectName("liveChangesDock")
+        self.follow = follow
+        self.jump = jump
+        self.unseen: set[int] = set()
+        body = QWidget(self)
+        self.follow_button = QPushButton("Following", body)
+        self.follow_button.setCheckable(True)
+        self.follow_button.setChecked(follow.following)
+        self.follow_button.setToolTip("Pause or resume following writes by other processes")
+        self.follow_button.toggled.connect(follow.set_following)
+        self.seen_button = QPushButton("Mark all seen", body)
+        self.seen_button.clicked.connect(self.mark_all_seen)
+        self.status = QLabel(body)
+        self.tree = QTreeWidget(body)
+        self.tree.setHeaderHidden(True)
+        self.tree.itemActivated.connect(self._open)
+        self.tree.itemClicked.connect(self._open)
+        bar = QHBoxLayout()
+        bar.addWidget(self.follow_button)
+        bar.addWidget(self.seen_button)
+        bar.addWidget(self.status, 1)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.tree, 1)
+        self.setWidget(body)
+        follow.detected.connect(self.add)
+        follow.following_changed.connect(self._show_following)
+        self._show_following(follow.following)
+
+    def add(self, summary: ChangeSummary) -> None:
+        entry = QTreeWidgetItem([f"{time.strftime('%H:%M:%S')}  {summary.text()}"])
+        for item in summary.items:
+            child = QTreeWidgetItem([item.text + (f": {', '.join(item.ids[:3])}" if item.ids else "")])
+            child.setData(0, Qt.ItemDataRole.UserRole, item)
+            entry.addChild(child)
+        self.tree.insertTopLevelItem(0, entry)
+        entry.setExpanded(True)
+        self._mark(entry, True)
+        self._show_count()
+
+    def _mark(self, entry: QTreeWidgetItem, new: bool) -> None:
+        font = QFont(entry.font(0))
+        font.setBold(new)
+        for item in (entry, *(entry.child(index) for index in range(entry.childCount()))):
+            item.setFont(0, font)
+        (self.unseen.add if new else self.unseen.discard)(id(entry))
+
+    def _open(self, item: QTreeWidgetItem) -> None:
+        entry = item.parent() or item
+        self._mark(entry, False)
+        self._show_count()
+        feed_item: FeedItem | None = item.data(0, Qt.ItemDataRole.UserRole)
+        if feed_item is not None and feed_item.ids and feed_item.kind in JUMP_KINDS:
+            self.jump(JUMP_KINDS[feed_item.kind], feed_item.ids[0])
+
+    def mark_all_seen(self) -> None:
+        for index in range(self.tree.topLevelItemCount()):
+            self._mark(self.tree.topLevelItem(index), False)
+        self._show_count()
+
+    def new_count(self) -> int:
+        return len(self.unseen)
+
+    def _show_count(self) -> None:
+        count = self.new_count()
+        self.setWindowTitle(f"Live changes ({count} new)" if count else "Live changes")
+
+    def _show_following(self, following: bool) -> None:
+        self.follow_button.setChecked(following)
+        self.follow_button.setText("Following" if following else "Paused")
+        self.status.setText("" if following else "writes by other processes wait until you resume")
