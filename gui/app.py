@@ -16,6 +16,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--namespace", help="the namespace to show first")
     parser.add_argument("--read-only", action="store_true", help="forensic mode: never write to the database")
     parser.add_argument("--demo", action="store_true", help="open the bundled demo memory")
+    parser.add_argument("--live", action="store_true",
+                        help="with --demo: a scripted agent writes into a fresh copy of the demo while you watch")
     parser.add_argument(
         "--self-test",
         metavar="OUT.png",

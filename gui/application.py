@@ -80,7 +80,16 @@ def build_main_window(settings: QSettings | None = None) -> InspectorWindow:
     demo_action = QAction("Open &demo memory", window)
     demo_action.triggered.connect(lambda _checked=False: open_demo(window))
     window.file_menu.insertAction(window.recent_menu.menuAction(), demo_action)
+    live_action = QAction("Watch a &live agent (demo)", window)
+    live_action.triggered.connect(lambda _checked=False: start_live_demo(window))
+    window.file_menu.insertAction(window.recent_menu.menuAction(), live_action)
     return window
+
+
+def start_live_demo(window: InspectorWindow) -> None:
+    from stratagate_gui.live_demo import start_live_demo as start
+
+    start(window)
 
 
 def open_demo(window: MainWindow, namespace: str | None = None, read_only: bool = False) -> None:
@@ -96,7 +105,9 @@ def open_demo(window: MainWindow, namespace: str | None = None, read_only: bool 
 
 def open_from_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
     """Open what the command line names: a database, or the demo (--demo, and always for --self-test)."""
-    if arguments.demo or arguments.self_test:
+    if arguments.demo and arguments.live:
+        start_live_demo(window)
+    elif arguments.demo or arguments.self_test:
         open_demo(window, arguments.namespace, arguments.read_only)
     elif arguments.database:
         window.open_location(arguments.database, arguments.namespace, read_only=arguments.read_only)
@@ -111,7 +122,12 @@ def run(arguments: argparse.Namespace) -> int:
     open_from_arguments(window, arguments)
     if arguments.self_test:
         return self_test(window, arguments.self_test)
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        from stratagate_gui.live_demo import stop_live_demo
+
+        stop_live_demo(window)
 
 
 def self_test(window: InspectorWindow, output: Path) -> int:

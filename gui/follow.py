@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
@@ -32,6 +32,9 @@ from PySide6.QtWidgets import (
 
 from stratagate.follow import Census, ChangeSummary, FeedItem, describe_changes, stored_revision, take_census
 from stratagate_gui.workers import DatabaseWorker
+
+if TYPE_CHECKING:
+    from stratagate_gui.context import AppContext
 
 POLL_MS = 250
 # Which view an item opens: the kind a feed item has → the kind `window.jump_to` takes.
@@ -207,3 +210,13 @@ class ChangeFeed(QDockWidget):
         self.follow_button.setChecked(following)
         self.follow_button.setText("Following" if following else "Paused")
         self.status.setText("" if following else "writes by other processes wait until you resume")
+
+
+def mount(ctx: AppContext) -> tuple[LiveFollow, ChangeFeed]:
+    """Follow every memory the window opens; writes by other processes reach the views through the window's
+    write path, and the Live changes dock (right side) lists them."""
+    follow = LiveFollow(ctx.worker, ctx.writes.external_change, ctx.host)
+    ctx.host.memory_changed.connect(follow.set_memory)
+    feed = ChangeFeed(follow, ctx.jumps.go, ctx.host)
+    ctx.host.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, feed)
+    return follow, feed

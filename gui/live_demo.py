@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stratagate import __version__
 from stratagate.demo import load_conversation
-from stratagate.live_demo import ScriptedAgent
 from stratagate_gui.application import demo_database_path, ensure_demo_database
+
+if TYPE_CHECKING:
+    from stratagate_gui.inspector import InspectorWindow
 
 DEFAULT_PACE = 1.5
 """Seconds between the agent's steps: slow enough to watch each one arrive."""
@@ -35,12 +37,19 @@ def prepare_live_copy() -> Path:
     return target
 
 
-def start_live_demo(window: Any, pace: float = DEFAULT_PACE) -> None:
+def start_live_demo(window: InspectorWindow, pace: float | None = None) -> None:
     """Open a fresh copy of the demo, then start the scripted agent on it once the window shows it."""
+    try:
+        from stratagate.live_demo import ScriptedAgent
+    except ImportError as error:  # the agent talks through the model adapters: the `adapters` extra
+        window.writes.show_error("Cannot start the live demo",
+                                 f"The live demo needs the model adapters: pip install 'stratagate[adapters]'\n\n{error}")
+        return
+    pace = DEFAULT_PACE if pace is None else pace
     namespace = load_conversation()["namespace"]
 
     def opened(memory: Any) -> None:
-        if memory is None or Path(memory.backend.location) != live_database_path():
+        if memory is None or window.opened is None or window.opened.location != str(live_database_path()):
             return
         window.memory_changed.disconnect(opened)
         stop_live_demo(window)
@@ -56,9 +65,8 @@ def start_live_demo(window: Any, pace: float = DEFAULT_PACE) -> None:
     window.worker.run(prepare_live_copy, on_done=copied, description="copy the demo memory for the live demo")
 
 
-def stop_live_demo(window: Any) -> None:
+def stop_live_demo(window: InspectorWindow) -> None:
     """Stop the scripted agent, if one runs (it finishes its current step and closes its memory)."""
-    agent = getattr(window, "live_agent", None)
-    if agent is not None:
-        agent.finish()
+    if window.live_agent is not None:
+        window.live_agent.finish()
         window.live_agent = None

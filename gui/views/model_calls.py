@@ -42,6 +42,8 @@ class ModelCallsView(QWidget):
         layout.addWidget(splitter)
         self.table.itemSelectionChanged.connect(self._show_answer)
         ctx.host.memory_changed.connect(self.set_memory)
+        # A model call is recorded with the writes it served: re-read after any write, ours or another's.
+        ctx.writes.changes.connect(lambda changes: changes.touches_memory and self.set_memory(ctx.memory))
 
     def set_memory(self, memory: StrataGate | None) -> None:
         if memory is None:
