@@ -59,7 +59,10 @@ class LiveFollow(QObject):
         self.detected_at: float | None = None
         """`time.monotonic()` of the last detection (for the latency benchmark)."""
         self._probing = False
+        # Single shot, restarted when a probe is over: the worker is idle for POLL_MS between two probes
+        # however slow a probe is, so following never keeps the database worker busy.
         self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._poll)
 
@@ -105,8 +108,13 @@ class LiveFollow(QObject):
             return "same", None
         return "external", take_census(memory.backend, memory.namespace)
 
-    def _probed(self, memory: Any, result: tuple[str, Census | None] | None) -> None:
+    def _next_poll(self) -> None:
         self._probing = False
+        if self.following and self.memory is not None:
+            self._timer.start()
+
+    def _probed(self, memory: Any, result: tuple[str, Census | None] | None) -> None:
+        self._next_poll()
         if memory is not self.memory or result is None:
             return
         state, census = result
@@ -123,14 +131,15 @@ class LiveFollow(QObject):
 
     def _retake(self, memory: Any) -> None:
         self._probing = True
+        self._timer.stop()
 
         def done(census: Census) -> None:
-            self._probing = False
+            self._next_poll()
             if memory is self.memory:
                 self.census = census
 
         self.worker.run(lambda: take_census(memory.backend, memory.namespace), on_done=done,
-                        on_error=lambda _error: setattr(self, "_probing", False), description="take a census")
+                        on_error=lambda _error: self._next_poll(), description="take a census")
 
 
 class ChangeFeed(QDockWidget):

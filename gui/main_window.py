@@ -356,8 +356,11 @@ class MainWindow(QMainWindow):
         """Process events until every queued database task has delivered (scripted runs and self-test)."""
         deadline = time.monotonic() + timeout_ms / 1000
         app = QApplication.instance()
-        while self.worker.pending and time.monotonic() < deadline:
+        while True:
             app.processEvents()
+            # Checked after processing: the events just processed may have queued more work (a timer's poll).
+            if self.worker.pending == 0:
+                return True
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(0.005)
-        app.processEvents()
-        return self.worker.pending == 0

@@ -56,17 +56,19 @@ class ModelCallsView(QWidget):
         )
 
     def _show(self, responses: list[ModelResponse]) -> None:
-        # A refresh keeps the call the user is reading selected, if it is still listed.
+        # A refresh keeps the call the user is reading selected, if it is still listed; else the newest call
+        # is selected, its answer shown below.
         rows = self.table.selectionModel().selectedRows()
         selected = self.responses[rows[0].row()] if rows else None
         self.responses = responses
         fill_table(self.table, COLUMNS, [call_row(response) for response in responses])
-        if selected in responses:
-            self.table.selectRow(responses.index(selected))
-        else:
-            self.answer.clear()
+        self.answer.clear()
+        if responses:
+            self.table.selectRow(responses.index(selected) if selected in responses else len(responses) - 1)
+            self._show_answer()
 
     def _show_answer(self) -> None:
         rows = self.table.selectionModel().selectedRows()
-        if rows:
-            self.answer.setPlainText(self.responses[rows[0].row()].response)
+        row = rows[0].row() if rows else self.table.currentRow()
+        if 0 <= row < len(self.responses):
+            self.answer.setPlainText(self.responses[row].response)

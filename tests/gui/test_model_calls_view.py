@@ -27,7 +27,6 @@ def test_the_model_calls_tab_lists_model_tokens_and_latency(make_window, qtbot, 
     usage = response.usage
     assert cells[1:] == ["summarizer", "scripted-gpt", str(usage.input_tokens), str(usage.output_tokens),
                          str(usage.latency_ms)]
-    table.selectRow(0)
     assert '"l0Title": "Hello"' in window.model_calls.answer.toPlainText()
 
 
