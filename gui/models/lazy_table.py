@@ -6,8 +6,9 @@ queues the chunk holding that row on the database worker and shows a placeholder
 chunks live in a small LRU cache, so memory stays flat however far the user scrolls.
 
 After a write (`update_ids`, `refresh_rows`), rows already built stay on screen until their fresh versions
-arrive, and the selection follows its ids, like Anki's browser table. A chunk that fails to build shows the
-error on its rows and is asked for again after a pause that doubles with each failure.
+arrive, and the selection follows its ids, like Anki's browser table. A chunk that fails to build is reported
+once through the worker's `failed` signal (the window's error dialog), shows the error on its rows and is asked
+for again after a pause that doubles with each failure.
 """
 
 from __future__ import annotations
@@ -234,6 +235,8 @@ class LazyIdTableModel(QAbstractTableModel):
             return
         failures = self._errors.get(chunk_number, ("", 0))[1] + 1
         self._errors[chunk_number] = (f"{type(error).__name__}: {error}", failures)
+        if failures == 1:  # a damaged row gets one dialog naming it; the retries only update its cells
+            self._worker.failed.emit("load rows", error)
         self._emit_chunk_changed(chunk_number)
         delay = min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1))
         QTimer.singleShot(delay, self, lambda: self._retry(generation, chunk_number))

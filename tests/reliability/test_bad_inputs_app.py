@@ -18,8 +18,8 @@ def _sha256(path: Path) -> str:
 @pytest.fixture
 def dialogs(monkeypatch) -> list[tuple[str, str]]:
     shown: list[tuple[str, str]] = []
-    monkeypatch.setattr("stratagate_gui.main_window.QMessageBox.warning",
-                        lambda _parent, title, text: shown.append((title, text)))
+    monkeypatch.setattr("stratagate_gui.writes.Writes._error_dialog",
+                        lambda _writes, title, text: shown.append((title, text)))
     return shown
 
 

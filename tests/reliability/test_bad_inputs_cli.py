@@ -98,7 +98,9 @@ def test_hostile_markdown_renders_without_scripts_links_or_remote_loads(qtbot) -
     text = committed("hostile.md").read_text()
     browser.set_markdown_text(text)
     html = browser.toHtml()
-    assert re.findall(r'href="([^"]*)"', html) == ["sg://event/evt_1"]  # the app's own link only
+    # No link at all: even an `sg://` jump written inside memory text stays text.
+    assert re.findall(r'href="([^"]*)"', html) == []
+    assert "sg://event/evt_1" in browser.toPlainText()
     assert not re.search(r"<(script|iframe)|<img[^>]*onerror", html, re.IGNORECASE)  # raw HTML stays text
     image = QTextDocument.ResourceType.ImageResource
     for source in re.findall(r'src="([^"]*)"', html):

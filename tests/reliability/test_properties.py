@@ -93,11 +93,11 @@ def test_undoing_all_then_redoing_all_restores_each_state_exactly(qtbot, tmp_pat
                 continue
             harness.request(action, ids, replacement if action is Action.SUPERSEDE else None)
         done = dump_rows(database)
-        while harness.stack.canUndo():
+        while harness.stack.can_undo():
             harness.stack.undo()
             harness.idle()
         assert dump_rows(database) == start
-        while harness.stack.canRedo():
+        while harness.stack.can_redo():
             harness.stack.redo()
             harness.idle()
         assert dump_rows(database) == done
