@@ -250,7 +250,7 @@ class Retrieval:
 
     def _stored_facets(self, index: StoredEventIndex) -> EventFacets:
         if self._facets is None:
-            self._facets = EventFacets(index.connect, index.namespace)
+            self._facets = EventFacets(index.connect, index.namespace, index.facets_saved_at)
         return self._facets
 
     def on_applied(self, section: str, keys: list[str]) -> None:

@@ -19,10 +19,13 @@ sorts keep for ties. `refresh(keys)` re-reads the rows of events this process wr
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import Connection
@@ -70,72 +73,125 @@ def _key_ranks(keys: list[bytes]) -> np.ndarray:
     return inverse.astype(np.int64)
 
 
-class EventFacets:
-    """Filters and structured orders over one namespace's candidates (see the module docstring)."""
+_NUMERIC = ("positions", "happened_start", "happened_end", "chronology_rank", "updated_rank", "pinned",
+            "floor_weight", "forced_cap", "mention_count", "last_adopted_turn")
 
-    def __init__(self, connect: Connect, namespace: str):
+
+def _save(columns: _Rows, path: Path) -> None:
+    """Write the columns to `path` (numpy arrays, and the texts as JSON), atomically."""
+    groups = {}
+    for name in ("participants", "types"):
+        values: dict[str, np.ndarray] = getattr(columns, name)
+        groups[f"{name}_rows"] = np.concatenate(list(values.values())) if values else np.zeros(0, np.int64)
+        groups[f"{name}_ends"] = np.cumsum([len(rows) for rows in values.values()], dtype=np.int64)
+    texts = json.dumps({"ids": columns.ids, "type_texts": columns.type_texts,
+                        "participants": list(columns.participants), "types": list(columns.types)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+    with os.fdopen(handle, "wb") as stream:
+        np.savez(stream, texts=np.frombuffer(texts.encode(), dtype=np.uint8), **groups,
+                 **{name: getattr(columns, name) for name in _NUMERIC})
+    os.replace(temporary, path)
+
+
+def _saved(path: Path) -> _Rows:
+    with np.load(path) as saved:
+        texts = json.loads(saved["texts"].tobytes())
+        groups = {}
+        for name in ("participants", "types"):
+            rows, ends = saved[f"{name}_rows"], saved[f"{name}_ends"]
+            groups[name] = {value: rows[start:end] for value, start, end
+                            in zip(texts[name], [0, *ends[:-1].tolist()], ends.tolist(), strict=True)}
+        return _Rows(ids=texts["ids"], type_texts=texts["type_texts"], **groups,
+                     **{name: saved[name] for name in _NUMERIC})
+
+
+class EventFacets:
+    """Filters and structured orders over one namespace's candidates (see the module docstring).
+
+    `saved_at`: where the columns of this state of the index are kept (given for a database that cannot
+    change under this process, such as a read-only open): a later process loads them instead of the rows."""
+
+    def __init__(self, connect: Connect, namespace: str, saved_at: Path | None = None):
         self._connect = connect
         self.namespace = namespace
-        self._records: dict[str, tuple] = {}
-        self._load(None)
+        self._reset()
+        if saved_at is not None and saved_at.exists():
+            try:
+                self._rows = _saved(saved_at)
+                self._rows_read: list[tuple] | None = None
+                return
+            except (OSError, ValueError, KeyError):  # a damaged cache file is rebuilt below
+                pass
+        with self._connect() as connection:
+            self._rows_read = self._select(connection, "", [])
+        if saved_at is not None:
+            _save(self._columns(), saved_at)
 
     # loading -----------------------------------------------------------------------------------------------
-    def _load(self, keys: list[str] | None) -> None:
-        with self._connect() as connection:
-            if keys is None:
-                self._records = {row[1]: tuple(row) for row in self._select(connection, "", [])}
-            else:
-                for key in keys:
-                    self._records.pop(key, None)
-                for start in range(0, len(keys), 500):
-                    chunk = keys[start : start + 500]
-                    self._records.update((row[1], tuple(row)) for row in self._select(
-                        connection, " AND event_id IN ({})", chunk))
+    def _reset(self) -> None:
         self._rows: _Rows | None = None
+        self._joined_texts: str | None = None
         self._weight_turn: int | None = None
         self._weight_rank = np.zeros(0, dtype=np.int64)
         self._chronology_ranks: dict[bool, np.ndarray] = {}
 
-    def _select(self, connection: Connection, condition: str, values: list[str]) -> Any:
-        """The rows' columns, as plain SQL to the driver: at 100k rows SQLAlchemy's result processing would
-        cost more than the query."""
+    def _select(self, connection: Connection, condition: str, values: list[str]) -> list[tuple]:
+        """The rows' columns in section order, through the driver's own cursor: at 100k rows SQLAlchemy's
+        per-row result processing would cost more than the query."""
         mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
         condition = condition.format(", ".join([mark] * len(values)))
-        return connection.exec_driver_sql(
-            f"SELECT {', '.join(_COLUMNS)} FROM search_events WHERE namespace = {mark}{condition}",
-            (self.namespace, *values))
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(f"SELECT {', '.join(_COLUMNS)} FROM search_events WHERE namespace = {mark}{condition} "
+                           "ORDER BY position", (self.namespace, *values))
+            return cursor.fetchall()
+        finally:
+            cursor.close()
 
     def refresh(self, keys: list[str]) -> None:
         """Re-read the rows of these events (after this process committed them)."""
-        self._load(list(keys))
+        changed = set(keys)
+        if self._rows_read is None:
+            with self._connect() as connection:
+                self._rows_read = self._select(connection, "", [])
+        rows = [row for row in self._rows_read if row[1] not in changed]
+        with self._connect() as connection:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                rows += self._select(connection, " AND event_id IN ({})", chunk)
+        rows.sort(key=lambda row: row[0])
+        self._rows_read = rows
+        self._reset()
 
     def _columns(self) -> _Rows:
         if self._rows is None:
-            records = sorted(self._records.values())
+            assert self._rows_read is not None
+            records = self._rows_read
             participants: dict[str, list[int]] = defaultdict(list)
             types: dict[str, list[int]] = defaultdict(list)
             for row, record in enumerate(records):
                 for name in set(record[2].split("\n")):
                     participants[name].append(row)
                 types[record[3]].append(row)
-            column = list(zip(*records, strict=True)) if records else [[] for _ in range(14)]
+            column = list(zip(*records, strict=True)) if records else [[] for _ in range(len(_COLUMNS))]
             self._rows = _Rows(
                 positions=np.asarray(column[0], dtype=np.int64),
                 ids=list(column[1]),
                 participants={name: np.asarray(rows) for name, rows in participants.items()},
                 types={name: np.asarray(rows) for name, rows in types.items()},
                 type_texts=list(column[4]),
-                happened_start=np.asarray([math.nan if v is None else v for v in column[5]], dtype=np.float64),
-                happened_end=np.asarray([math.nan if v is None else v for v in column[6]], dtype=np.float64),
+                # None (no parseable date, no cap) becomes NaN.
+                happened_start=np.array(column[5], dtype=np.float64),
+                happened_end=np.array(column[6], dtype=np.float64),
                 chronology_rank=_key_ranks([bytes(v) for v in column[7]]),
                 updated_rank=_key_ranks([bytes(v) for v in column[8]]),
                 pinned=np.asarray(column[9], dtype=bool),
                 floor_weight=np.asarray(column[10], dtype=np.float64),
-                forced_cap=np.asarray([math.nan if v is None else v for v in column[11]], dtype=np.float64),
+                forced_cap=np.array(column[11], dtype=np.float64),
                 mention_count=np.asarray(column[12], dtype=np.int64),
                 last_adopted_turn=np.asarray(column[13], dtype=np.int64),
             )
-            self._joined_texts: str | None = None
         return self._rows
 
     # reads -------------------------------------------------------------------------------------------------
@@ -245,10 +301,16 @@ class EventFacets:
         (mention count, elapsed turns); floor, cap and pin are exact array operations."""
         columns = self._columns()
         elapsed = np.maximum(0, turn - columns.last_adopted_turn)
-        pairs = np.stack([columns.mention_count, elapsed], axis=1) if len(elapsed) else np.zeros((0, 2), np.int64)
-        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        decays = np.asarray([math.exp(-decay_lambda(int(mentions)) * int(turns)) for mentions, turns in unique],
-                            dtype=np.float64)
-        decayed = np.maximum(columns.floor_weight, decays[inverse.reshape(-1)])
+        mentions = columns.mention_count
+        if len(elapsed) and max(int(elapsed.max()), int(np.abs(mentions).max())) < 1 << 31:
+            # Both fit in 32 bits (always, in practice): one int64 key per pair, a much faster unique.
+            unique, inverse = np.unique((mentions << 32) | elapsed, return_inverse=True)
+            pairs = [(key >> 32, key & 0xFFFFFFFF) for key in unique.tolist()]
+        else:
+            unique, inverse = np.unique(np.stack([mentions, elapsed], axis=1), axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            pairs = unique.tolist()
+        decays = np.asarray([math.exp(-decay_lambda(count) * turns) for count, turns in pairs], dtype=np.float64)
+        decayed = np.maximum(columns.floor_weight, decays[inverse])
         capped = np.where(np.isnan(columns.forced_cap), decayed, np.minimum(decayed, columns.forced_cap))
         return np.where(columns.pinned, 1.0, capped)

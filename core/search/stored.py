@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import icu
@@ -414,11 +415,16 @@ def _merge(blob: bytes, overlay: list[Any]) -> np.ndarray:
 
 
 class StoredEventIndex:
-    """BM25 over the stored index of one namespace, through `connect()` (a read transaction)."""
+    """BM25 over the stored index of one namespace, through `connect()` (a read transaction).
 
-    def __init__(self, connect: Connect, namespace: str, *, follows_commits: bool = True):
+    `facets_saved_at`: where the filter columns (`stratagate.search.facets`) of this exact state of the index
+    may be kept between processes (None: the database may change under this process)."""
+
+    def __init__(self, connect: Connect, namespace: str, facets_saved_at: Path | None = None, *,
+                 follows_commits: bool = True):
         self.connect = connect
         self.namespace = namespace
+        self.facets_saved_at = facets_saved_at
         self.follows_commits = follows_commits
         """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
         its holder asks the backend again for the index of the new revision."""

@@ -74,8 +74,8 @@ class CachedIndex:
         with self.engine.connect() as connection:
             yield connection
 
-    def index(self, namespace: str) -> stored.StoredEventIndex:
-        return stored.StoredEventIndex(self.connect, namespace, follows_commits=False)
+    def index(self, namespace: str, facets_saved_at: Path | None = None) -> stored.StoredEventIndex:
+        return stored.StoredEventIndex(self.connect, namespace, facets_saved_at, follows_commits=False)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -87,16 +87,33 @@ def open_cached_index(identity: str, namespace: str, revision: int, read_source:
 
     `identity` names the database's current state (`sqlite_file_identity`, or a server URL); `read_source()`
     gives a read transaction on the database to build from."""
-    directory = cache_directory()
-    directory.mkdir(parents=True, exist_ok=True)
-    family = _digest(f"{identity.split(' ')[0]} {namespace}")
-    path = directory / f"{family}-{_digest(f'{identity} {namespace} {revision} {stored.INDEX_FORMAT}')}.sqlite"
+    path = _state_path(identity, namespace, revision).with_suffix(".sqlite")
+    path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         _build(path, namespace, read_source, progress)
-        for older in directory.glob(f"{family}-*.sqlite"):
-            if older != path:
-                older.unlink(missing_ok=True)
+        _remove_older(path)
     return CachedIndex(path)
+
+
+def saved_facets_path(identity: str, namespace: str, revision: int) -> Path:
+    """Where the filter columns (`stratagate.search.facets`) of this database state and namespace are kept."""
+    return _state_path(identity, namespace, revision).with_suffix(".facets.npz")
+
+
+def _state_path(identity: str, namespace: str, revision: int) -> Path:
+    """`<family>-<state>` in the cache directory (without suffix): the family names the database and namespace,
+    the state everything that changes with its content."""
+    family = _digest(f"{identity.split(' ')[0]} {namespace}")
+    return cache_directory() / f"{family}-{_digest(f'{identity} {namespace} {revision} {stored.INDEX_FORMAT}')}"
+
+
+def _remove_older(path: Path) -> None:
+    """Remove the cache files of earlier states of the same database and namespace."""
+    family, _state = path.name.split("-", 1)
+    current = path.name.split(".", 1)[0]
+    for older in path.parent.glob(f"{family}-*"):
+        if not older.name.startswith(current):
+            older.unlink(missing_ok=True)
 
 
 def _build(path: Path, namespace: str, read_source: stored.Connect, progress: stored.Progress | None) -> None:
