@@ -31,12 +31,14 @@ from stratagate_gui import shortcuts
 from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.models.lazy_table import LazyIdTableModel
-from stratagate_gui.views.events import EVENT_COLUMNS, event_rows
+from stratagate_gui.views.events import EVENT_COLUMNS, NOT_PINNED, PINNED, event_rows, list_events
+from stratagate_gui.widgets.tables import enable_sorting
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
 
 ANY_STATUS = "any status"
+ANY_PINNED = "pinned or not"
 
 
 class CurationView(QWidget):
@@ -55,6 +57,9 @@ class CurationView(QWidget):
         self.status_filter = QComboBox(self)
         self.status_filter.addItems([ANY_STATUS, *EVENT_STATUSES])
         self.status_filter.currentIndexChanged.connect(self.refresh)
+        self.pinned_filter = QComboBox(self)
+        self.pinned_filter.addItems([ANY_PINNED, PINNED, NOT_PINNED])
+        self.pinned_filter.currentIndexChanged.connect(self.refresh)
         self.preview_box = QCheckBox("Preview changes", self)
         self.preview_box.setChecked(controller.preview)
         self.preview_box.toggled.connect(lambda checked: setattr(controller, "preview", checked))
@@ -71,6 +76,8 @@ class CurationView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the title takes the spare width
+        self.model.sort_changed = self.refresh
+        enable_sorting(self.table)
         self.table.selectionModel().selectionChanged.connect(
             lambda *_: self.selection_changed.emit(self.selected_ids())
         )
@@ -95,6 +102,7 @@ class CurationView(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.status_filter)
+        top.addWidget(self.pinned_filter)
         top.addWidget(self.count_label)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -133,8 +141,11 @@ class CurationView(QWidget):
             where["text"] = self.search.text().strip()
         if self.status_filter.currentText() != ANY_STATUS:
             where["status"] = self.status_filter.currentText()
+        if self.pinned_filter.currentText() != ANY_PINNED:
+            where["pinned"] = self.pinned_filter.currentText()
+        sorting = self.model.sorting
         self.controller.worker.run(
-            lambda: memory.event_ids(where or None),
+            lambda: list_events(memory, where, sorting),
             on_done=lambda ids: self._show_ids(memory, ids),
             description="list events to curate",
         )

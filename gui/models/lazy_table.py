@@ -34,6 +34,27 @@ _ROOT = QModelIndex()
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
+def sorted_ids(ids: list[str], loader: RowLoader, column: int, descending: bool, chunk: int = 500) -> list[str]:
+    """`ids` ordered by one column of their rows (numbers as numbers, text without case); ties keep the
+    source's order. Builds every row, a chunk at a time: runs on the database worker."""
+    keys: dict[str, tuple[int, float, str]] = {}
+    for start in range(0, len(ids), chunk):
+        part = ids[start : start + chunk]
+        for identifier, row in zip(part, loader(part), strict=True):
+            keys[identifier] = _sort_key(row[column])
+    return sorted(ids, key=keys.__getitem__, reverse=descending)
+
+
+def _sort_key(value: object) -> tuple[int, float, str]:
+    if isinstance(value, int | float):
+        return (0, float(value), "")
+    text = "" if value is None else str(value)
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text.casefold())
+
+
 class LazyIdTableModel(QAbstractTableModel):
     PAGE_SIZE = 500
     CHUNK_SIZE = 200
@@ -55,6 +76,10 @@ class LazyIdTableModel(QAbstractTableModel):
         self._generation = 0
         self.cell_foreground: Callable[[Row, int], Any] | None = None
         """Optional colour (a QColor or None) for a cell of a built row."""
+        self.sorting: tuple[int, bool] | None = None
+        """(column, descending) the owner should list the ids in; None for the source's own order."""
+        self.sort_changed: Callable[[], Any] | None = None
+        """Called when a header click changes `sorting`: the owner lists its ids again, sorted on the worker."""
 
     # Content ---------------------------------------------------------------------------------------------
 
@@ -139,6 +164,15 @@ class LazyIdTableModel(QAbstractTableModel):
         return None if chunk is None else chunk[row % self.CHUNK_SIZE]
 
     # Qt model interface ----------------------------------------------------------------------------------
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """A header click: remember the order and let the owner list the ids again (sorting every id needs the
+        database, so it happens on the worker, see `sorted_ids`). Column -1 is the source's own order."""
+        sorting = None if column < 0 else (column, order == Qt.SortOrder.DescendingOrder)
+        if sorting != self.sorting:
+            self.sorting = sorting
+            if self.sort_changed is not None:
+                self.sort_changed()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
         return 0 if parent.isValid() else self._exposed

@@ -22,18 +22,22 @@ from PySide6.QtWidgets import (
 
 from stratagate.model import CRITICALITIES, EVENT_STATUSES, Event
 from stratagate.weights import memory_weight_at
-from stratagate_gui.models.lazy_table import LazyIdTableModel, Row
+from stratagate_gui.models.lazy_table import LazyIdTableModel, Row, sorted_ids
 from stratagate_gui.views.cards import event_card_markdown
 from stratagate_gui.views.temporal import event_times, happened_text
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.widgets.tables import enable_sorting
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
     from stratagate_gui.context import AppContext
 
-EVENT_COLUMNS = ("Title", "Type", "Status", "Criticality", "Weight", "Mentioned at", "Happened", "Participants", "Id")
+EVENT_COLUMNS = (
+    "Title", "Type", "Status", "Criticality", "Weight", "Mentioned at", "Happened", "Participants", "Pinned", "Id"
+)
 STATUS_COLUMN = EVENT_COLUMNS.index("Status")
 ANY = "any"
+PINNED, NOT_PINNED = "pinned", "not pinned"
 MAX_PLOTTED_EVENTS = 50
 STATUS_COLOURS = {"superseded": QColor("#b45309"), "forgotten": QColor("#9ca3af"), "archived": QColor("#9ca3af")}
 
@@ -46,7 +50,7 @@ def event_rows(memory: StrataGate, ids: list[str]) -> list[Row]:
     for identifier in ids:
         event = events.get(identifier)
         if event is None:
-            rows.append(("(missing)", "", "", "", "", "", "", "", identifier))
+            rows.append(("(missing)", "", "", "", "", "", "", "", "", identifier))
             continue
         temporal = event.temporal
         rows.append((
@@ -58,9 +62,29 @@ def event_rows(memory: StrataGate, ids: list[str]) -> list[Row]:
             temporal.mentioned_at or "",
             happened_text(temporal),
             ", ".join(temporal.participants or []),
+            "pinned" if event.weight.pinned else "",
             identifier,
         ))
     return rows
+
+
+def list_events(memory: StrataGate, where: dict[str, str], sorting: tuple[int, bool] | None) -> list[str]:
+    """The ids a filtered, sorted event table shows (runs on the database worker). The storage filters by
+    status, type, criticality, participant, thread and text; the pinned facet and the order by a column are
+    applied here, a chunk of events at a time."""
+    where = dict(where)
+    pinned = where.pop("pinned", None)
+    ids = memory.event_ids(where or None)
+    if pinned is not None:
+        wanted = pinned == PINNED
+        kept: list[str] = []
+        for start in range(0, len(ids), 500):
+            events = memory.get_events(ids[start : start + 500])
+            kept += [event.id for event in events if event.weight.pinned == wanted]
+        ids = kept
+    if sorting is not None:
+        ids = sorted_ids(ids, lambda chunk: event_rows(memory, chunk), *sorting)
+    return ids
 
 
 class EventFilterBar(QWidget):
@@ -73,13 +97,15 @@ class EventFilterBar(QWidget):
         self.status.addItems((ANY, *EVENT_STATUSES))
         self.criticality = QComboBox()
         self.criticality.addItems((ANY, *CRITICALITIES))
+        self.pinned = QComboBox()
+        self.pinned.addItems((ANY, PINNED, NOT_PINNED))
         self.event_type = QLineEdit(placeholderText="type")
         self.participant = QLineEdit(placeholderText="participant")
         self.text = QLineEdit(placeholderText="search text")
         self.text.setClearButtonEnabled(True)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for label, widget in (("Status", self.status), ("Criticality", self.criticality)):
+        for label, widget in (("Status", self.status), ("Criticality", self.criticality), ("Pinned", self.pinned)):
             layout.addWidget(QLabel(label))
             layout.addWidget(widget)
         for widget in (self.event_type, self.participant, self.text):
@@ -87,7 +113,7 @@ class EventFilterBar(QWidget):
         # Typing restarts a short timer, so a 100k-event memory is queried once per pause, not per key.
         self._debounce = QTimer(self, singleShot=True, interval=250)
         self._debounce.timeout.connect(lambda: self.changed.emit(self.where()))
-        for combo in (self.status, self.criticality):
+        for combo in (self.status, self.criticality, self.pinned):
             combo.currentIndexChanged.connect(self._debounce.start)
         for line in (self.event_type, self.participant, self.text):
             line.textChanged.connect(self._debounce.start)
@@ -96,6 +122,7 @@ class EventFilterBar(QWidget):
         where = {
             "status": self.status.currentText(),
             "criticality": self.criticality.currentText(),
+            "pinned": self.pinned.currentText(),
             "eventType": self.event_type.text().strip(),
             "participant": self.participant.text().strip(),
             "text": self.text.text().strip(),
@@ -179,8 +206,10 @@ class EventsView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((260, 90, 85, 85, 60, 200, 180, 140)):
+        for column, width in enumerate((260, 90, 85, 85, 60, 200, 180, 140, 60)):
             self.table.setColumnWidth(column, width)
+        self.model.sort_changed = self.refresh
+        enable_sorting(self.table)
         self.count_label = QLabel()
         self.card = MarkdownBrowser()
         self.card.internal_link_activated.connect(self.jump_requested)
@@ -246,8 +275,9 @@ class EventsView(QWidget):
             return
         if self.ctx.thread_id is not None:
             where = {**where, "threadId": self.ctx.thread_id}
+        sorting = self.model.sorting
         self.ctx.worker.run(
-            lambda: memory.event_ids(where or None),
+            lambda: list_events(memory, where, sorting),
             on_done=lambda ids: self._show_ids(memory, ids, keep_rows),
             description="list events",
         )
@@ -290,6 +320,7 @@ class EventsView(QWidget):
     def _clear_filters(self) -> None:
         self.filters.status.setCurrentIndex(0)
         self.filters.criticality.setCurrentIndex(0)
+        self.filters.pinned.setCurrentIndex(0)
         for line in (self.filters.event_type, self.filters.participant, self.filters.text):
             line.clear()
 

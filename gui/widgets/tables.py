@@ -1,10 +1,18 @@
-"""A read-only table of text rows, for dialogs that show a short list (previews, conflicts, plans)."""
+"""Table helpers: a read-only table of text rows for dialogs (previews, conflicts, plans), header sorting."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
 
 
 def readonly_table(parent: QWidget, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> QTableWidget:
@@ -18,3 +26,12 @@ def readonly_table(parent: QWidget, headers: Sequence[str], rows: Sequence[Seque
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+def enable_sorting(table: QTableView) -> None:
+    """Sort by a header click (ascending, descending, then the source's own order again). Starts unsorted:
+    the model's `sort(-1)` keeps the order it was given."""
+    header = table.horizontalHeader()
+    header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    header.setSortIndicatorClearable(True)
+    table.setSortingEnabled(True)

@@ -1,0 +1,52 @@
+"""Tables people can work with: header sorting on the lazy event tables, and the pinned column and facet."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from tests.gui.test_app_views import rows, wait_rows
+
+
+def _titles(window, model) -> list[str]:
+    return [row[0] for row in wait_rows_all(window, model)]
+
+
+def wait_rows_all(window, model) -> list[list[str]]:
+    for row in range(model.rowCount()):
+        model.index(row, 0).data()
+    window.wait_idle()
+    return rows(model)
+
+
+def test_the_events_table_sorts_by_any_column_on_a_header_click(opened_window, qtbot):
+    events = opened_window.events
+    wait_rows(qtbot, opened_window, events.model)
+    section_order = [events.model.id_at(row) for row in range(events.model.total)]
+    header = events.table.horizontalHeader()
+    header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)  # what a click on "Title" does
+    opened_window.wait_idle()
+    titles = _titles(opened_window, events.model)
+    assert titles == sorted(titles, key=str.casefold) and len(titles) == 12
+    header.setSortIndicator(4, Qt.SortOrder.DescendingOrder)  # Weight, as numbers
+    opened_window.wait_idle()
+    weights = [float(row[4]) for row in wait_rows_all(opened_window, events.model)]
+    assert weights == sorted(weights, reverse=True)
+    header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the third click: the memory's own order
+    opened_window.wait_idle()
+    assert [events.model.id_at(row) for row in range(events.model.total)] == section_order
+
+
+def test_pinned_is_a_column_and_a_filter_in_events_and_curation(opened_window, qtbot):
+    memory = opened_window.memory
+    opened_window.worker.call(lambda: memory.pin_event("evt_85"))
+    opened_window.writes.external_change()
+    opened_window.wait_idle()
+    events, curation = opened_window.events, opened_window.curation.curation
+    events.filters.pinned.setCurrentText("pinned")
+    qtbot.waitUntil(lambda: events.model.total == 2)  # the fixture's evt_52 is pinned already
+    assert [events.model.id_at(row) for row in range(2)] == ["evt_52", "evt_85"]
+    assert events.model.headerData(8, Qt.Orientation.Horizontal) == "Pinned"
+    assert [row[8] for row in wait_rows_all(opened_window, events.model)] == ["pinned", "pinned"]
+    curation.pinned_filter.setCurrentText("not pinned")
+    qtbot.waitUntil(lambda: curation.model.total == 10)
+    assert {"evt_52", "evt_85"}.isdisjoint(curation.model.id_at(row) for row in range(10))
