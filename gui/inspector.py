@@ -30,7 +30,7 @@ class InspectorWindow(MainWindow):
         self.model_calls = ModelCallsView(ctx)
         self.add_view("Model calls", self.model_calls)
         mount_strata(ctx)
-        self.curation: CurationViews = mount_curation(ctx, timeline=core.timeline)
+        self.curation: CurationViews = mount_curation(ctx, timeline=core.timeline, events=core.events)
         self.follow: LiveFollow
         self.change_feed: ChangeFeed
         self.follow, self.change_feed = mount_follow(ctx)

@@ -356,11 +356,11 @@ class MainWindow(QMainWindow):
         """Process events until every queued database task has delivered (scripted runs and self-test)."""
         deadline = time.monotonic() + timeout_ms / 1000
         app = QApplication.instance()
-        while True:
+        while time.monotonic() < deadline:
+            # Checked after processing: a delivered result may queue more work (a view refreshing from
+            # `changes`, a live-follow poll).
             app.processEvents()
-            # Checked after processing: the events just processed may have queued more work (a timer's poll).
-            if self.worker.pending == 0:
+            if not (self.worker.pending or self.file_worker.pending):
                 return True
-            if time.monotonic() >= deadline:
-                return False
             time.sleep(0.005)
+        return False

@@ -14,15 +14,18 @@ from PySide6.QtWidgets import QInputDialog
 from stratagate import journal
 from stratagate_gui.changes import Changes
 from stratagate_gui.context import AppContext
+from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import DEFAULT_ACTOR, CurationController
 from stratagate_gui.curation.journal_view import JournalView
 from stratagate_gui.curation.view import CurationView
 from stratagate_gui.forensics.receipts import ReceiptsBrowser
 from stratagate_gui.forensics.workbench import QueryWorkbench
 from stratagate_gui.shortcuts import REDO, UNDO, help_action
+from stratagate_gui.widgets.row_menu import RowAction
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
+    from stratagate_gui.views.events import EventsView
     from stratagate_gui.views.timeline import TimelineView
 
 
@@ -52,9 +55,12 @@ class CurationViews:
             self.set_curator_name(name)
 
 
-def mount(ctx: AppContext, timeline: TimelineView | None = None) -> CurationViews:
-    """Add the views to the window and keep them on its open memory. Optional peer: the `timeline`, whose
-    Lift button asks the controller for a user lift."""
+def mount(
+    ctx: AppContext, timeline: TimelineView | None = None, events: EventsView | None = None
+) -> CurationViews:
+    """Add the views to the window and keep them on its open memory. Optional peers: the `timeline`, whose
+    Lift button asks the controller for a user lift, and the `events` list, whose right-click menu gains
+    pin, forget and "Show in Curation"."""
     host = ctx.host
     controller = CurationController(
         ctx.writes, ctx.history, host, actor=str(ctx.settings.value(CURATOR_SETTING, DEFAULT_ACTOR) or DEFAULT_ACTOR)
@@ -101,6 +107,14 @@ def mount(ctx: AppContext, timeline: TimelineView | None = None) -> CurationView
 
     if timeline is not None:
         timeline.lift_requested.connect(controller.request_lift)
+    ctx.jumps.register("curate", views.curation, views.curation.select_event)
+    views.curation.row_actions.append(RowAction("Open in Events", lambda ids: ctx.jumps.go("event", ids[0])))
+    if events is not None:
+        events.row_actions += [
+            RowAction("Show in Curation", lambda ids: ctx.jumps.go("curate", ids[0])),
+            RowAction("Pin or unpin", lambda ids: controller.request(Action.TOGGLE_PIN, ids)),
+            RowAction("Forget or restore", lambda ids: controller.request(Action.TOGGLE_FORGET, ids)),
+        ]
     host.memory_changed.connect(follow)
     ctx.writes.changes.connect(changed)
     follow(ctx.memory)

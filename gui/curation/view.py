@@ -31,7 +31,9 @@ from stratagate_gui import shortcuts
 from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.models.lazy_table import LazyIdTableModel
+from stratagate_gui.shortcuts import select_row
 from stratagate_gui.views.events import EVENT_COLUMNS, NOT_PINNED, PINNED, event_rows, list_events
+from stratagate_gui.widgets.row_menu import RowAction, show_row_menu
 from stratagate_gui.widgets.tables import enable_sorting
 
 if TYPE_CHECKING:
@@ -78,6 +80,14 @@ class CurationView(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the title takes the spare width
         self.model.sort_changed = self.refresh
         enable_sorting(self.table)
+        self.row_actions: list[RowAction] = [
+            RowAction("Pin or unpin", lambda _ids: self.toggle_pin()),
+            RowAction("Forget or restore", lambda _ids: self.toggle_forget()),
+            RowAction("Archive", lambda _ids: self.act(Action.ARCHIVE)),
+        ]
+        """Right-click entries after the copies; the mount adds "Open in Events"."""
+        show_row_menu(self.table, self.model, EVENT_COLUMNS, lambda: self.row_actions)
+        self._pending_select: str | None = None
         self.table.selectionModel().selectionChanged.connect(
             lambda *_: self.selection_changed.emit(self.selected_ids())
         )
@@ -156,10 +166,26 @@ class CurationView(QWidget):
         # The same memory listed again (after a write or a new filter): rows and selection follow their ids.
         self.model.update_ids(ids, lambda chunk: event_rows(memory, chunk))
         self.count_label.setText(f"{len(ids):,} events")
+        if self._pending_select is not None:
+            self.select_event(self._pending_select)
 
     def selected_ids(self) -> list[str]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
         return [self.model.id_at(row) for row in rows]
+
+    def select_event(self, event_id: str) -> None:
+        """Select one event to curate (a jump from another view); clears the filters if they hide it."""
+        row = self.model.row_of(event_id)
+        if row >= 0:
+            self._pending_select = None
+            select_row(self.table, row)
+            self.table.scrollTo(self.model.index(row, 0))
+        elif self._pending_select != event_id:
+            self._pending_select = event_id
+            self.search.clear()
+            self.status_filter.setCurrentIndex(0)
+            self.pinned_filter.setCurrentIndex(0)
+            self.refresh()
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)

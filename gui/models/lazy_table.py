@@ -163,6 +163,11 @@ class LazyIdTableModel(QAbstractTableModel):
         chunk = self._chunks.get(row // self.CHUNK_SIZE)
         return None if chunk is None else chunk[row % self.CHUNK_SIZE]
 
+    def shown_row(self, row: int) -> Row | None:
+        """What the row shows now: its built values, or those from before the last write, or None."""
+        built = self.built_row(row)
+        return built if built is not None else self._stale.get(self._ids[row])
+
     # Qt model interface ----------------------------------------------------------------------------------
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

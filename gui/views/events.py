@@ -26,6 +26,7 @@ from stratagate_gui.models.lazy_table import LazyIdTableModel, Row, sorted_ids
 from stratagate_gui.views.cards import event_card_markdown
 from stratagate_gui.views.temporal import event_times, happened_text
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.widgets.row_menu import RowAction, show_row_menu
 from stratagate_gui.widgets.tables import enable_sorting
 
 if TYPE_CHECKING:
@@ -210,6 +211,9 @@ class EventsView(QWidget):
             self.table.setColumnWidth(column, width)
         self.model.sort_changed = self.refresh
         enable_sorting(self.table)
+        self.row_actions: list[RowAction] = []
+        """Right-click entries peers add (curation's pin and forget, "Show in Curation")."""
+        show_row_menu(self.table, self.model, EVENT_COLUMNS, lambda: self.row_actions)
         self.count_label = QLabel()
         self.card = MarkdownBrowser()
         self.card.internal_link_activated.connect(self.jump_requested)

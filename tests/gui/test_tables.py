@@ -50,3 +50,40 @@ def test_pinned_is_a_column_and_a_filter_in_events_and_curation(opened_window, q
     curation.pinned_filter.setCurrentText("not pinned")
     qtbot.waitUntil(lambda: curation.model.total == 10)
     assert {"evt_52", "evt_85"}.isdisjoint(curation.model.id_at(row) for row in range(10))
+
+
+def _menu_action(menu, text: str):
+    return next(action for action in menu.actions() if action.text() == text)
+
+
+def test_right_click_copies_ids_and_rows_and_opens_the_related_view(opened_window, qtbot):
+    import json
+
+    from PySide6.QtGui import QGuiApplication
+
+    from stratagate_gui.views.events import EVENT_COLUMNS
+    from stratagate_gui.widgets.row_menu import row_menu
+
+    events = opened_window.events
+    wait_rows(qtbot, opened_window, events.model)
+    events.select_event("evt_85")
+    opened_window.wait_idle()
+    menu = row_menu(events.table, events.model, EVENT_COLUMNS, events.row_actions)
+    _menu_action(menu, "Copy id").trigger()
+    assert QGuiApplication.clipboard().text() == "evt_85"
+    _menu_action(menu, "Copy row as JSON").trigger()
+    (record,) = json.loads(QGuiApplication.clipboard().text())
+    assert record["Id"] == "evt_85" and record["Status"] == "active" and record["Pinned"] == ""
+    _menu_action(menu, "Show in Curation").trigger()
+    curation = opened_window.curation.curation
+    qtbot.waitUntil(lambda: curation.selected_ids() == ["evt_85"])
+    assert opened_window.tabs.currentWidget() is curation
+
+    opened_window.curation.controller.preview = False
+    _menu_action(menu, "Pin or unpin").trigger()
+    assert opened_window.wait_idle()
+    memory = opened_window.memory
+    assert opened_window.worker.call(lambda: memory.get_event("evt_85").weight.pinned)
+    curation_menu = row_menu(curation.table, curation.model, EVENT_COLUMNS, curation.row_actions)
+    _menu_action(curation_menu, "Open in Events").trigger()
+    assert opened_window.tabs.currentWidget() is events and events.selected_ids() == ["evt_85"]
