@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.strata.archive import Blob, blob_bytes
 from stratagate.strata.errors import UnsafePathError
 from stratagate.strata.paths import canonical_relative_path, inside_tier
+from stratagate.strata.repair import salvage_entries
 from stratagate.strata.shadow import ShadowEntry
 from stratagate.strata.sidecar import AccessRecord, encode_records, parse_sidecar
+from tests.property_budget import examples
 
 texts = st.text(st.characters(codec="utf-8"), max_size=60)
 segments = st.sampled_from(["a", "b.md", ".", "..", "", "notes", ".hidden", "ü", "c d", "x\\y"])
@@ -68,3 +70,33 @@ def test_parse_sidecar_merges_spellings_of_one_path():
         }
     )
     assert parse_sidecar(Path("s.json"), text) == {"p/a.md": AccessRecord(3, 5.0)}
+
+
+@settings(max_examples=examples(100))
+@given(
+    records=st.dictionaries(
+        texts,
+        st.builds(AccessRecord, st.integers(0, 10**6), st.floats(0, 2e9, allow_nan=False)),
+        max_size=5,
+    ),
+    cut=st.floats(0, 1),
+)
+def test_salvage_reads_back_every_entry_written_before_a_truncation(records, cut):
+    text = encode_records(records)
+    truncated = text[: int(len(text) * cut)]
+    salvaged = salvage_entries(truncated)
+    # Every entry salvaged is one that was written, with its exact values ...
+    for key, value in salvaged.items():
+        assert key in records
+        assert value == {
+            "access_count": records[key].access_count,
+            "last_accessed": records[key].last_accessed,
+        }
+    # ... and every entry whose closing brace survived the cut is salvaged.
+    for key, record in records.items():
+        entry = json.dumps(
+            {key: {"access_count": record.access_count, "last_accessed": record.last_accessed}}, indent=2
+        )
+        body = entry[2:-2]  # the entry's lines as encode_records writes them
+        if text.find(body) + len(body) <= len(truncated) and text.find(body) >= 0:
+            assert key in salvaged
