@@ -130,6 +130,7 @@ def main() -> None:
         arguments.files = 2_000
 
     runs = [one_run(arguments.files, seed) for seed in range(arguments.repeats)]
+    load = os.getloadavg()[0]
     median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
     lifecycle = median["migrate"] + median["evict"]
     one_pass = (median["rename_there"] + median["rename_back"]) / 2
@@ -145,7 +146,7 @@ def main() -> None:
         row("migrate: plan + apply", median["migrate"], f"{REFERENCE_SECONDS['migrate']:.0f}"),
         row("evict: plan (= `--dry-run`)", median["evict_plan"]),
         row(
-            "evict: plan + apply (blobs, one sync, one transaction)",
+            "evict: plan + apply (blobs; per batch one syncfs, one transaction)",
             median["evict"],
             f"{REFERENCE_SECONDS['evict']:.0f}",
         ),
@@ -171,8 +172,9 @@ def main() -> None:
         f"{runs_of('ratio')}; goal ≤ 3×); **evict alone {median['evict_ratio']:.2f}×** (per run: "
         f"{runs_of('evict_ratio')}; goal ≤ 2×); migrate alone {median['migrate_ratio']:.2f}×. The reference: "
         f"1,821 s. Sidecar after migrate {median['sidecar_bytes']:,.0f} bytes (one write); shadow DB after "
-        f"eviction {median['shadow_bytes']:,.0f} bytes. The machine is shared with other jobs, so single runs "
-        "vary.\n"
+        f"eviction {median['shadow_bytes']:,.0f} bytes. The machine is shared with other jobs (load average "
+        f"{load:.1f} on 2 cores at the end of this run), so single runs vary; the ratios are taken within each "
+        "run.\n"
     )
     print(text)
     if not arguments.no_write:
