@@ -11,6 +11,8 @@ from stratagate_gui.curation.mount import mount as mount_curation
 from stratagate_gui.follow import ChangeFeed, LiveFollow
 from stratagate_gui.follow import mount as mount_follow
 from stratagate_gui.main_window import MainWindow
+from stratagate_gui.search_box import SearchBox
+from stratagate_gui.search_box import mount as mount_search
 from stratagate_gui.strata.mount import mount as mount_strata
 from stratagate_gui.views.model_calls import ModelCallsView
 from stratagate_gui.views.mount import mount as mount_views
@@ -34,6 +36,7 @@ class InspectorWindow(MainWindow):
         self.follow: LiveFollow
         self.change_feed: ChangeFeed
         self.follow, self.change_feed = mount_follow(ctx)
+        self.search_box: SearchBox = mount_search(ctx)
         self.live_agent: ScriptedAgent | None = None
         """The live demo's scripted agent while it runs (`stratagate_gui.live_demo`)."""
 

@@ -42,6 +42,9 @@ SEARCH = Shortcut(("/",), "Search (focus the search box)", "Triage list, query w
 UNDO = Shortcut(("Ctrl+Z",), "Undo the last curation action", "Everywhere")
 REDO = Shortcut(("Ctrl+Shift+Z", "Ctrl+Y"), "Redo", "Everywhere")
 RUN_QUERY = Shortcut(("Return",), "Run the query", "Query workbench")
+SEARCH_EVERYTHING = Shortcut(
+    ("Ctrl+K",), "Search events, elements, facts and raw messages; Enter jumps to the result", "Everywhere"
+)
 HELP = Shortcut(("F1", "?"), "Show this list of shortcuts", "Everywhere")
 
 SHORTCUTS: tuple[Shortcut, ...] = (
@@ -55,6 +58,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     UNDO,
     REDO,
     RUN_QUERY,
+    SEARCH_EVERYTHING,
     HELP,
 )
 
