@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stratagate import journal
 from stratagate.journal import JournalRecord, VerifyResult
 from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
@@ -109,12 +112,15 @@ class JournalView(QWidget):
         self.refresh_button.clicked.connect(self.refresh)
         self.verify_button = QPushButton("Verify chain", self)
         self.verify_button.clicked.connect(self.verify)
+        self.export_button = QPushButton("Export JSON lines…", self)
+        self.export_button.clicked.connect(self._ask_export_path)
         self.status = QLabel("No memory open", self)
         self.status.setObjectName("journalStatus")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()
         buttons.addWidget(self.refresh_button)
         buttons.addWidget(self.verify_button)
+        buttons.addWidget(self.export_button)
         buttons.addWidget(self.status, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
@@ -143,6 +149,23 @@ class JournalView(QWidget):
         self.status.setText("Verifying…")
         self._worker.run(checker, on_done=self._show_verdict, description="verify the curation journal")
 
+    def export_to(self, path: Path) -> None:
+        """The journal of the open namespace as JSON lines (what `stratagate journal export` writes)."""
+        if self._reader is None:
+            return
+        reader = self._reader
+        self._worker.run(
+            lambda: journal.export_jsonl(reader(), path),
+            on_done=lambda count: self.status.setText(f"Exported {count} entries to {path}"),
+            on_error=lambda error: self.status.setText(f"✘ {error}"),
+            description=f"export the curation journal to {path}",
+        )
+
+    def _ask_export_path(self) -> None:
+        path, _filter = QFileDialog.getSaveFileName(self, "Export the curation journal", "", "JSON lines (*.jsonl)")
+        if path:
+            self.export_to(Path(path))
+
     def _show_records(self, records: list[JournalRecord]) -> None:
         self.model.set_records(records)
         self.status.setText(f"{len(records)} entries")
@@ -165,3 +188,4 @@ class JournalView(QWidget):
     def _set_enabled(self, enabled: bool) -> None:
         self.refresh_button.setEnabled(enabled)
         self.verify_button.setEnabled(enabled)
+        self.export_button.setEnabled(enabled)

@@ -4,11 +4,13 @@ replay of a query as of the receipt's time next to now, with the drift marked. R
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from stratagate.journal import JournalRecord
 from stratagate.model import UsageReceipt
+from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_result
 from stratagate_gui.forensics.explain import QuerySpec, build_spec
 from stratagate_gui.forensics.replay import ReplayResult, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
@@ -95,6 +98,10 @@ class ReceiptsBrowser(QWidget):
         self.query.setPlaceholderText("Query to replay (receipts do not keep it); empty = ranking by weight")
         self.query.returnPressed.connect(self.replay_selected)
         self.replay_button = QPushButton("Replay then vs now", self)
+        self.export_button = QPushButton("Export replay…", self)
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._ask_export_path)
+        self.shown_rows: list[list[Any]] = []
         self.replay_button.clicked.connect(self.replay_selected)
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
@@ -102,6 +109,7 @@ class ReceiptsBrowser(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(self.query, 1)
         bar.addWidget(self.replay_button)
+        bar.addWidget(self.export_button)
         lower = QWidget(self)
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
@@ -166,6 +174,16 @@ class ReceiptsBrowser(QWidget):
             description=f"replay receipt {receipt.id}",
         )
 
+    def export_to(self, path: Path) -> None:
+        """The last replay, then vs now with its drift: every field (JSON) or the table (Markdown)."""
+        if self.result is not None:
+            write_result(path, f"Replay of {self.result.receipt_id}", self.result, REPLAY_COLUMNS, self.shown_rows)
+
+    def _ask_export_path(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, "Export the replay", "", RESULT_FILTERS)
+        if path:
+            self.export_to(with_result_suffix(path, chosen))
+
     def _show_replay(self, result: ReplayResult) -> None:
         self.result = result
         turn = f"turn {result.turn_then}" + (
@@ -191,6 +209,8 @@ class ReceiptsBrowser(QWidget):
             for row in result.rows
         ]
         fill_table(self.replay_table, REPLAY_COLUMNS, rows)
+        self.shown_rows = rows
+        self.export_button.setEnabled(True)
         for row_number, row in enumerate(result.rows):
             if row.drift:
                 for column in range(len(REPLAY_COLUMNS)):

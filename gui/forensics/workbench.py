@@ -5,12 +5,14 @@ Nothing here writes: searches run with `record=False`, so the workbench is safe 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate_gui import shortcuts
+from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_result
 from stratagate_gui.forensics.explain import HitRow, QuerySpec, WorkbenchResult, build_spec, run_query
 from stratagate_gui.shortcuts import select_row
 from stratagate_gui.workers import DatabaseWorker
@@ -81,6 +84,11 @@ class QueryWorkbench(QWidget):
         self.query.setPlaceholderText("Query  ( / to focus, Return to run )")
         self.query.returnPressed.connect(self.run)
         self.run_button = QPushButton("Run", self)
+        self.export_button = QPushButton("Export…", self)
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._ask_export_path)
+        self.shown: tuple[list[str], list[list[Any]]] = ([], [])
+        """The hits table as shown (headers, rows), for Markdown exports."""
         self.run_button.clicked.connect(self.run)
         self.limit = QSpinBox(self)
         self.limit.setRange(0, 20)
@@ -132,6 +140,7 @@ class QueryWorkbench(QWidget):
         top.addWidget(QLabel("Limit", self))
         top.addWidget(self.limit)
         top.addWidget(self.run_button)
+        top.addWidget(self.export_button)
         detail_pane = QWidget(self)
         detail_layout = QVBoxLayout(detail_pane)
         detail_layout.setContentsMargins(0, 0, 0, 0)
@@ -229,12 +238,25 @@ class QueryWorkbench(QWidget):
             for hit in result.hits
         ]
         fill_table(self.hits, headers, rows)
+        self.shown = (headers, rows)
+        self.export_button.setEnabled(True)
         fill_table(self.excluded, ["Candidate", "Why excluded"], [list(item) for item in result.excluded])
         fill_table(self.contributions, ["Term", "Field", "Frequency × weight", "Score"], [])
         self.detail.setText("")
         if result.hits:
             select_row(self.hits, 0)
         self.finished.emit(result)
+
+    def export_to(self, path: Path) -> None:
+        """The last query's explanation: every hit with its ranks, BM25 terms and exclusions (JSON), or the
+        hits table (Markdown)."""
+        if self.result is not None:
+            write_result(path, f"Query workbench: {self.result.spec.describe()}", self.result, *self.shown)
+
+    def _ask_export_path(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, "Export the explanation", "", RESULT_FILTERS)
+        if path:
+            self.export_to(with_result_suffix(path, chosen))
 
     def selected_hit(self) -> HitRow | None:
         if self.result is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
@@ -10,6 +12,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -22,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from stratagate.model import CRITICALITIES, EVENT_STATUSES, Event
 from stratagate.weights import memory_weight_at
+from stratagate_gui.exports import TABLE_FILTERS, with_suffix_for, write_markdown, write_table
 from stratagate_gui.models.lazy_table import LazyIdTableModel, Row, sorted_ids
 from stratagate_gui.views.cards import event_card_markdown
 from stratagate_gui.views.temporal import event_times, happened_text
@@ -211,8 +215,13 @@ class EventsView(QWidget):
             self.table.setColumnWidth(column, width)
         self.model.sort_changed = self.refresh
         enable_sorting(self.table)
-        self.row_actions: list[RowAction] = []
-        """Right-click entries peers add (curation's pin and forget, "Show in Curation")."""
+        self.row_actions: list[RowAction] = [
+            RowAction("Save card as Markdown…", lambda ids: self._ask_path_then(
+                "Save event card", "Markdown (*.md)", lambda path: self.save_card(ids[0], path))),
+            RowAction("Export every listed event (CSV/JSON)…", lambda _ids: self._ask_path_then(
+                "Export events", TABLE_FILTERS, self.export_rows)),
+        ]
+        """Right-click entries; peers add theirs (curation's pin and forget, "Show in Curation")."""
         show_row_menu(self.table, self.model, EVENT_COLUMNS, lambda: self.row_actions)
         self.count_label = QLabel()
         self.card = MarkdownBrowser()
@@ -300,6 +309,42 @@ class EventsView(QWidget):
             self.select_event(self._reselect)
             self._on_selection()  # the selection may not have moved; its card must show the written state
         self._reselect = None
+
+    # Exports -----------------------------------------------------------------------------------------------
+
+    def export_rows(self, path: Path) -> None:
+        """Every event the filters list, in the table's order, as CSV or JSON (by the file's suffix)."""
+        memory, ids = self.memory, [self.model.id_at(row) for row in range(self.model.total)]
+        if memory is None:
+            return
+        self.ctx.worker.run(
+            lambda: write_table(path, EVENT_COLUMNS, event_rows(memory, ids)),
+            on_done=lambda count: self.ctx.writes.message.emit(f"Exported {count} events to {path}"),
+            on_error=lambda error: self.ctx.writes.report(f"export events to {path}", error),
+            description=f"export events to {path}",
+        )
+
+    def save_card(self, event_id: str, path: Path) -> None:
+        """The event's card, as the view shows it, as a Markdown file."""
+        memory = self.memory
+        if memory is None:
+            return
+
+        def write() -> None:
+            event = memory.get_event(event_id)
+            write_markdown(path, event_card_markdown(event, memory_weight_at(event, memory.current_turn)))
+
+        self.ctx.worker.run(
+            write,
+            on_done=lambda _none: self.ctx.writes.message.emit(f"Saved the card of {event_id} to {path}"),
+            on_error=lambda error: self.ctx.writes.report(f"save the card of {event_id}", error),
+            description=f"save the card of {event_id}",
+        )
+
+    def _ask_path_then(self, title: str, filters: str, save: Callable[[Path], None]) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, title, "", filters)
+        if path:
+            save(with_suffix_for(path, chosen))
 
     def selected_ids(self) -> list[str]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
