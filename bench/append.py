@@ -14,15 +14,23 @@ Configurations (all in this run):
   block is summarized, events extracted and projected to elements).
 - peer, whole-snapshot rewrite: the reference's persistence strategy (every mutation re-saves the whole
   namespace), emulated as in-memory append plus writing the full snapshot JSON into SQLite per turn.
+
+First seal in a new process (`--first-seal` runs only this part): a memory of `SEAL_BLOCKS` blocks (3 threads,
+12 turns each, 24 messages per block, imported in one transaction) on SQLite and, when a PostgreSQL server
+can be started (tests/postgres_server.py), on PostgreSQL. A fresh process opens it and appends 12 turns to one
+thread: the first 11 only store their turn, the 12th seals a block. The table gives the median of the 11, the
+sealing append, their ratio (goal: at most 2) and the process's RSS after opening and its peak at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +55,9 @@ SEED = 20260302
 NAMES = ["Alice", "Bob", "Carol", "Dana", "Erin", "Frank", "Grace", "Priya"]
 TOOLS = ["SQLite", "PostgreSQL", "Redis", "Kafka", "Grafana", "Sentry", "Nginx", "Docker"]
 MONTHS = ["March", "April", "May", "June"]
+SEAL_BLOCKS = 16_700
+QUICK_SEAL_BLOCKS = 2_000
+SEAL_NAMESPACE = "seal"
 
 
 class Workload:
@@ -112,10 +123,126 @@ def snapshot_writer(memory: StrataGate, path: Path) -> Callable[[], None]:
     return save
 
 
+def seal_snapshot(blocks: int) -> dict:
+    """A namespace of `blocks` sealed blocks in 3 threads (12 turns of the workload's sentences each), no tail."""
+    template = stratagate.in_memory(block_turn_size=12)
+    workload = Workload()
+    for _ in range(12):
+        user, assistant, _thread = workload.turn()
+        template.append_turn(user, assistant, thread_id="thread-1", created_at=1_772_400_000_000)
+    snapshot = template.export_snapshot()
+    model = snapshot["blocks"][0]
+    snapshot["blocks"] = []
+    for number in range(blocks):
+        position = number // 3
+        block = copy.deepcopy(model)
+        thread = f"thread-{number % 3 + 1}"
+        block.update(id=f"blk_{number}", threadId=thread, sequence=number + 1, startTurn=position * 12 + 1,
+                     endTurn=position * 12 + 12, pointerAnchorBlockPosition=position + 1)
+        for index, message in enumerate(block["l5Raw"]):
+            message.update(id=f"msg_{number}_{index}", threadId=thread, content=f"{message['content']} [{number}]")
+        snapshot["blocks"].append(block)
+    snapshot["currentTurn"] = (blocks // 3 + 1) * 12
+    return snapshot
+
+
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (VmRSS) or its peak (VmHWM; unlike ru_maxrss it does not count the
+    parent's memory at the fork that started this process)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def measure_first_seal(database: str) -> None:
+    """In this (fresh) process: open, append 12 turns to one thread, print the timings and RSS as JSON."""
+    memory = stratagate.open(database, SEAL_NAMESPACE)
+    opened_rss = rss_mb()
+    workload = Workload(seed=SEED + 1)
+    samples, sealed = [], None
+    for _ in range(12):
+        user, assistant, _thread = workload.turn()
+        start = time.perf_counter()
+        result = memory.append_turn(user, assistant, thread_id="thread-1")
+        samples.append((time.perf_counter() - start) * 1000)
+        sealed = result.sealed_block or sealed
+    memory.close()
+    assert sealed is not None and samples, "the 12th turn must seal a block"
+    print(json.dumps({"append_ms": statistics.median(samples[:-1]), "seal_ms": samples[-1], "opened_mb": opened_rss,
+                      "peak_mb": rss_mb("VmHWM")}))
+
+
+def first_seal_rows(blocks: int) -> list[list[str]]:
+    """Build the memory on SQLite (and PostgreSQL when a server starts), measure each in a fresh process."""
+    from stratagate.storage.sql import open_backend
+
+    snapshot = seal_snapshot(blocks)
+    targets: list[tuple[str, str]] = []
+    server = None
+    with tempfile.TemporaryDirectory() as scratch:
+        targets.append(("SQLite file", str(Path(scratch) / "seal.sqlite")))
+        try:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from tests.postgres_server import PostgresServer, _bin_dir
+
+            bin_dir = _bin_dir()
+            if bin_dir is not None:
+                server = PostgresServer(bin_dir)
+                server.start()
+                targets.append(("PostgreSQL", server.create_database("seal")))
+        except (ImportError, RuntimeError, OSError) as error:
+            print(f"  PostgreSQL skipped: {error}", flush=True)
+            server = None
+        rows = []
+        try:
+            for name, database in targets:
+                start = time.perf_counter()
+                backend = open_backend(database)
+                backend.import_namespace(SEAL_NAMESPACE, copy.deepcopy(snapshot))
+                backend.close()
+                print(f"  built {name}: {blocks:,} blocks in {time.perf_counter() - start:.1f} s", flush=True)
+                child = subprocess.run([sys.executable, __file__, "--measure-first-seal", database],
+                                       capture_output=True, text=True, check=True)
+                figures = json.loads(child.stdout.strip().splitlines()[-1])
+                rows.append([name, f"{figures['append_ms']:.2f}", f"{figures['seal_ms']:.2f}",
+                             f"{figures['seal_ms'] / figures['append_ms']:.1f}×", f"{figures['opened_mb']:.0f}",
+                             f"{figures['peak_mb']:.0f}"])
+        finally:
+            if server is not None:
+                server.stop()
+    return rows
+
+
+def first_seal(quick: bool) -> None:
+    blocks = QUICK_SEAL_BLOCKS if quick else SEAL_BLOCKS
+    print(f"first seal in a new process, {blocks:,} blocks", flush=True)
+    table = markdown_table(["database", "median append_turn ms", "sealing append_turn ms", "ratio",
+                            "RSS after open MB", "peak RSS MB"], first_seal_rows(blocks))
+    text = (
+        "## First block seal in a new process\n\n"
+        f"`bench/append.py --first-seal`: a memory of {blocks:,} blocks (3 threads, 24 messages per block) is "
+        "opened by a fresh process, which appends 12 turns to one thread; the 12th seals a block. Goal: the "
+        "sealing append costs at most 2× the median of the other 11, and RSS stays flat (sealing reads the "
+        "thread's last block end and the highest sequence from the indexes, not every block).\n\n"
+        f"{table}"
+    )
+    print(text)
+    write_section("append-first-seal", text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES} instead of {SIZES}")
+    parser.add_argument("--first-seal", action="store_true", help="only the first-seal-in-a-new-process part")
+    parser.add_argument("--measure-first-seal", metavar="DATABASE", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.measure_first_seal:
+        measure_first_seal(arguments.measure_first_seal)
+        return
+    if arguments.first_seal:
+        first_seal(arguments.quick)
+        return
     small, large = QUICK_SIZES if arguments.quick else SIZES
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -162,6 +289,7 @@ def main() -> None:
     )
     print(text)
     write_section("append", text)
+    first_seal(arguments.quick)
 
 
 if __name__ == "__main__":

@@ -33,11 +33,10 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
-    func,
     insert,
     inspect,
-    or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import URL, make_url
@@ -164,14 +163,16 @@ class SqlBackend:
         return records
 
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
-        b = schema.blocks
-        thread = or_(b.c.thread_id.is_(None), b.c.thread_id == "") if thread_id is None else b.c.thread_id == thread_id
-        where = (b.c.namespace == namespace, thread)
+        # Index lookups in one plain statement: a new process's first seal would otherwise spend more on
+        # compiling the query (about 30 ms) than on running it. No thread is stored as NULL or '' (foreign
+        # files): one equality each, as `IS NULL OR = ''` would scan the namespace's blocks.
+        one, other = ("thread_id IS NULL", "thread_id = ''") if thread_id is None else ("thread_id = :thread", "1 = 0")
         with self._reading() as connection:
-            count = connection.scalar(select(func.count()).select_from(b).where(*where))
-            last = connection.scalar(select(b.c.end_turn).where(*where).order_by(b.c.sequence.desc()).limit(1))
-            highest = connection.scalar(select(func.max(b.c.sequence)).where(b.c.namespace == namespace))
-        return count or 0, last, highest or 0
+            count, last, last_other, highest = connection.execute(
+                text(_BLOCK_TALLY.format(one=one, other=other)), {"namespace": namespace, "thread": thread_id}
+            ).one()
+        ends = [end for end in (last, last_other) if end is not None]
+        return count or 0, max(ends) if ends else None, highest or 0
 
     def count(self, namespace: str, section: str) -> int:
         """How many records a section holds (for summaries), without loading them."""
@@ -743,6 +744,14 @@ def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None
     if version > 0 and "memory_spaces" not in tables:
         raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
 
+
+_BLOCK_TALLY = """SELECT
+    (SELECT count(*) FROM blocks WHERE namespace = :namespace AND {one})
+        + (SELECT count(*) FROM blocks WHERE namespace = :namespace AND {other}),
+    (SELECT end_turn FROM blocks WHERE namespace = :namespace AND {one} ORDER BY sequence DESC LIMIT 1),
+    (SELECT end_turn FROM blocks WHERE namespace = :namespace AND {other} ORDER BY sequence DESC LIMIT 1),
+    (SELECT max(sequence) FROM blocks WHERE namespace = :namespace)"""
+"""`SqlBackend.block_tally`: blocks in a thread, its last block's end turn, the namespace's highest sequence."""
 
 BUSY_SQLSTATES = ("55P03", "40P01", "40001")
 """PostgreSQL: lock timeout, deadlock, serialization failure."""
