@@ -520,6 +520,7 @@ class StrataGate:
     ) -> TurnResult:
         """Store one user+assistant turn; seal a block when the thread's tail reaches `block_turn_size` turns,
         then run one extraction and one projection step. A repeated `receipt_id` is ignored (nothing written).
+        Without a summarizer the block is sealed in the turn's own commit (no model call to wait for).
 
         - `StorageConflictError` (or its `StorageBusyError`) means nothing was stored: retry the call.
         - A returned result means the turn is stored. When another writer committed in between, the derived
@@ -546,11 +547,15 @@ class StrataGate:
                                        assistant_calls))
             if receipt_id is not None:
                 tx.put("ingestionReceipts", IngestionReceipt(receipt_id, stamp))
+            full = None if defer_processing or self._hooks.summarizer is not None else \
+                self._pending_block_messages(thread_id, tx.values("openTail"))
+            sealed = None if full is None else self._put_block(tx, thread_id, copy.deepcopy(full),
+                                                               default_summary(full))
             self._commit(tx)
         if defer_processing:
             return TurnResult()
         try:
-            return self._process_turn(thread_id)
+            return self._process_turn(thread_id, self._stored_block(sealed))
         except Exception as error:
             error.add_note(f"The turn was stored ({self.namespace}, turn {tx.current_turn}); "
                            "resume_pending_work() does the derived work that failed.")
@@ -562,12 +567,12 @@ class StrataGate:
             return receipt_id in self._section("ingestionReceipts")
         return bool(self._backend.fetch(self.namespace, "ingestionReceipts", [receipt_id]))
 
-    def _process_turn(self, thread_id: str | None) -> TurnResult:
-        """The derived work after a stored turn: seal the thread's full block, one extraction, one projection.
-        Called only by `append_turn`."""
-        result = TurnResult()
+    def _process_turn(self, thread_id: str | None, sealed: Block | None) -> TurnResult:
+        """The derived work after a stored turn: seal the thread's full block (unless the turn's commit did:
+        `sealed`), one extraction, one projection. Called only by `append_turn`."""
+        result = TurnResult(sealed)
         try:
-            if self._pending_block_messages(thread_id) is not None:
+            if sealed is None and self._pending_block_messages(thread_id) is not None:
                 result.sealed_block = self._seal(thread_id)
                 if result.sealed_block is not None:
                     result.extracted_events = self._derivation.extract_step()
@@ -576,12 +581,14 @@ class StrataGate:
             result.deferred = True
         return result
 
-    def _pending_block_messages(self, thread_id: str | None) -> list[Message] | None:
-        """The messages of the thread's next block, or None while it has fewer than `block_turn_size` turns."""
+    def _pending_block_messages(self, thread_id: str | None,
+                                tail: Iterable[Message] | None = None) -> list[Message] | None:
+        """The messages of the thread's next block, or None while it has fewer than `block_turn_size` turns
+        (in the stored open tail, or in `tail`: a mutation's view of it)."""
         size = self.block_turn_size
         users = 0
         pending: list[Message] = []
-        for message in self._section("openTail").values():
+        for message in self._section("openTail").values() if tail is None else tail:
             if message.thread_id != thread_id:
                 continue
             if message.role == "user":
@@ -614,7 +621,15 @@ class StrataGate:
         return self._store.retrying(commit)
 
     def _commit_block(self, thread_id: str | None, messages: list[Message], summary: BlockSummary) -> Block:
-        """Commit the block of these (pending) messages. Called only by `_seal`, on current state.
+        """Commit the block of these (pending) messages. Called only by `_seal`, on current state."""
+        tx = self._store.mutation()
+        block = self._put_block(tx, thread_id, messages, summary)
+        self._commit(tx)
+        return self._stored_block(block)
+
+    def _put_block(self, tx: Mutation, thread_id: str | None, messages: list[Message],
+                   summary: BlockSummary) -> Block:
+        """Add the block of these pending messages to `tx` and take them out of the open tail.
 
         Where the block goes (its thread's count and last end turn, the highest sequence) is read from the
         backend's indexes: sealing does not load the namespace's blocks."""
@@ -629,12 +644,16 @@ class StrataGate:
             l5_raw=messages, pointer_current_level=5, pointer_anchor_level=5,
             pointer_anchor_block_position=in_thread + 1,
         )
-        tx = self._store.mutation()
         tx.put("blocks", block)
         for message in messages:
             tx.delete("openTail", message.id)
-        self._commit(tx)
-        return self.get_block(block.id) if self._state.is_loaded("blocks") else block
+        return block
+
+    def _stored_block(self, block: Block | None) -> Block | None:
+        """The committed block as the memory holds it (the block itself while blocks are not loaded)."""
+        if block is None or not self._state.is_loaded("blocks"):
+            return block
+        return self._section("blocks")[block.id]
 
     def _seal_next(self) -> Block | None:
         """Seal the first thread whose open tail holds a full block (None when none does)."""
