@@ -152,3 +152,29 @@ def test_serve_dry_run_never_moves_a_file(store: StrataStore, write_file):
     finally:
         assert stop_daemon(store, timeout=20).stopped
         process.wait(timeout=20)
+
+
+def test_restart_stops_the_running_daemon_and_serves_again(store: StrataStore, daemon_process):
+    restarted = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stratagate.cli.main",
+            "strata",
+            "--data-dir",
+            str(store.base_dir),
+            "restart",
+            "--interval",
+            "0.3",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert daemon_process.wait(timeout=30) == 0
+        wait_for(lambda: daemon_status(store).pid == restarted.pid)
+        assert log_text(store).count("Strata daemon started") == 2
+    finally:
+        assert stop_daemon(store, timeout=20).stopped
+        out, _err = restarted.communicate(timeout=20)
+    assert f"Daemon (pid={daemon_process.pid}) stopped." in out.decode()
