@@ -11,7 +11,7 @@ Ingest throughput: N turns (deferred processing, a receipt each) into a new SQLi
 process (`StrataGate.append_turn`), through `MemoryTools` (the tool layer alone), and through the `stratagate
 mcp` server driven by the official MCP client over stdio and over streamable HTTP.
 
-    .venv/bin/python bench/agent.py [--turns 500] [--calls 30] [--quick]
+    .venv/bin/python bench/agent.py [--turns 300] [--calls 30] [--quick]
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def raw_round_trip(calls: int) -> float:
     return statistics.median(samples[1:])
 
 
+ROUNDS = 3
 TURN = ("We decided to deploy Atlas on Friday, turn {n}.", "Noted for turn {n}.")
 
 
@@ -172,7 +173,7 @@ def ingest_mcp_http(path: Path, turns: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="100 turns, 10 calls; prints, writes nothing")
     arguments = parser.parse_args()
@@ -184,13 +185,16 @@ def main() -> None:
         cold, warm = adapter_round_trip(wire, calls)
         round_trips.append((f"summarizer through the {label}", f"{cold:.1f}", f"{warm:.2f}"))
 
-    rates = []
+    paths = (("engine, in process (`append_turn`)", ingest_engine), ("`MemoryTools`, in process", ingest_tools),
+             ("MCP over stdio (`stratagate mcp`)", ingest_mcp_stdio),
+             ("MCP over streamable HTTP (`--http`)", ingest_mcp_http))
+    samples: dict[str, list[float]] = {label: [] for label, _ingest in paths}
     with tempfile.TemporaryDirectory() as directory:
-        for label, ingest in (("engine, in process (`append_turn`)", ingest_engine),
-                              ("`MemoryTools`, in process", ingest_tools),
-                              ("MCP over stdio (`stratagate mcp`)", ingest_mcp_stdio),
-                              ("MCP over streamable HTTP (`--http`)", ingest_mcp_http)):
-            rates.append((label, ingest(Path(directory) / f"{len(rates)}.sqlite", turns)))
+        # Alternating rounds, so the machine's load hits every path alike; the median round is reported.
+        for round_number in range(ROUNDS):
+            for label, ingest in paths:
+                samples[label].append(ingest(Path(directory) / f"{round_number}-{len(samples[label])}-{ingest.__name__}.sqlite", turns))
+    rates = [(label, statistics.median(values)) for label, values in samples.items()]
     engine_rate = rates[0][1]
     rate_rows = [(label, f"{rate:,.0f}", f"{rate / engine_rate:.2f}×") for label, rate in rates]
 
@@ -201,8 +205,9 @@ def main() -> None:
         "official client and the local HTTP round trip, not a model). Cold: the first call of a fresh process, "
         f"client construction included; warm: the median of {calls} more.",
         markdown_table(["round trip", "cold ms", "warm ms"], round_trips),
-        f"Ingestion: {turns} turns with deferred processing and a receipt each into a new SQLite file; the MCP "
-        "rows drive `stratagate mcp` with the official client, one `memory_append_turn` call per turn.",
+        f"Ingestion: {turns} turns with deferred processing and a receipt each into a new SQLite file, median of "
+        f"{ROUNDS} alternating rounds; the MCP rows drive `stratagate mcp` with the official client, one "
+        "`memory_append_turn` call per turn. Every turn is one SQLite commit, which sets the pace of all four.",
         markdown_table(["path", "turns/s", "vs engine"], rate_rows),
     ])
     print(text)

@@ -11,11 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from stratagate.errors import StrataGateError
+from stratagate.storage.search_cache import sqlite_file_identity
+from stratagate.storage.sql import SqlBackend
 
 EVENT_STATUSES_FOLLOWED = ("active", "superseded", "forgotten", "archived")
+
+
+def snapshot_file(backend: Any) -> Path | None:
+    """The file behind a read-only SQLite open. Such an open reads the file at rest or a private copy of it,
+    never the live file, so it cannot see new writes: a follower watches the file and opens it afresh.
+    None for the opens that see new writes themselves (writable ones, PostgreSQL)."""
+    if isinstance(backend, SqlBackend) and backend.read_only and backend.dialect == "sqlite":
+        return Path(backend.location)
+    return None
+
+
+def file_identity(path: Path) -> str:
+    """Changes whenever the file's content may have (size, times, change counter, its WAL)."""
+    return sqlite_file_identity(path)
 
 
 def stored_revision(backend: Any, namespace: str) -> int:

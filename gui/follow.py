@@ -7,6 +7,10 @@ one write path (`Writes.external_change`), which re-reads the memory and publish
 to every view: this module never refreshes a view itself. The window's own writes move the memory's revision
 with the stored one, so they are never reported as external.
 
+A read-only SQLite open reads the file at rest or a private copy, which never sees new writes: for it the
+follower watches the file instead, and once it changed opens it afresh (`reopen`, a read-only open again:
+a fresh private copy), then describes what the fresh open brought.
+
 `ChangeFeed` is the dock that lists what came in: one entry per detected change ("since revision R: 3 turns,
 1 block sealed, …"), each item a link to its view, bold until seen; its Follow button pauses and resumes.
 """
@@ -30,7 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stratagate.follow import Census, ChangeSummary, FeedItem, describe_changes, stored_revision, take_census
+from stratagate.follow import (
+    Census,
+    ChangeSummary,
+    FeedItem,
+    describe_changes,
+    file_identity,
+    snapshot_file,
+    stored_revision,
+    take_census,
+)
 from stratagate_gui.workers import DatabaseWorker
 
 if TYPE_CHECKING:
@@ -49,12 +62,20 @@ class LiveFollow(QObject):
     """A `ChangeSummary` of writes another process made (before the window re-read them)."""
     following_changed = Signal(bool)
 
-    def __init__(self, worker: DatabaseWorker, announce: Callable[[str], Any], parent: QObject | None = None):
+    def __init__(self, worker: DatabaseWorker, announce: Callable[[str], Any],
+                 reopen: Callable[[], Any] | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.worker = worker
         self.announce = announce
+        self.reopen = reopen
+        """Opens the memory afresh (a read-only SQLite open reads a snapshot and cannot see new writes)."""
         self.memory: Any = None
         self.census: Census | None = None
+        self._identity: str | None = None
+        """For a snapshot open: the file's identity when it was opened; None when the revision is polled."""
+        self._changed_identity: str | None = None
+        self._carried: tuple[str, str, Census] | None = None
+        """(location, namespace, census) before a reopen, to describe what the fresh open brought."""
         self.following = True
         self.detected_at: float | None = None
         """`time.monotonic()` of the last detection (for the latency benchmark)."""
@@ -72,14 +93,27 @@ class LiveFollow(QObject):
         if memory is None:
             self._timer.stop()
             return
-        self.worker.run(lambda: take_census(memory.backend, memory.namespace),
-                        on_done=lambda census: self._first_census(memory, census), description="take a census")
+        self.worker.run(lambda: self._start(memory), on_done=lambda started: self._first_census(memory, *started),
+                        description="take a census")
 
-    def _first_census(self, memory: Any, census: Census) -> None:
-        if memory is self.memory:
-            self.census = census
-            if self.following:
-                self._timer.start()
+    @staticmethod
+    def _start(memory: Any) -> tuple[Census, str | None]:
+        """On the worker: the first census, and the file's identity when the open reads a snapshot."""
+        path = snapshot_file(memory.backend)
+        return take_census(memory.backend, memory.namespace), file_identity(path) if path is not None else None
+
+    def _first_census(self, memory: Any, census: Census, identity: str | None) -> None:
+        if memory is not self.memory:
+            return
+        self.census, self._identity, self._changed_identity = census, identity, None
+        carried, self._carried = self._carried, None
+        if carried is not None and carried[:2] == (memory.backend.location, memory.namespace):
+            summary = describe_changes(carried[2], census)  # the fresh open already shows it: only the feed
+            if summary.items:
+                self.detected_at = time.monotonic()
+                self.detected.emit(summary)
+        if self.following:
+            self._timer.start()
 
     def set_following(self, following: bool) -> None:
         """Pause (False) or resume (True); a resume catches up on everything written meanwhile."""
@@ -96,13 +130,31 @@ class LiveFollow(QObject):
         if memory is None or self.census is None or self._probing or not self.following:
             return
         self._probing = True
+        if self._identity is not None:
+            path = snapshot_file(memory.backend)
+            self.worker.run(lambda: file_identity(path), on_done=lambda identity: self._file_probed(memory, identity),
+                            on_error=lambda _error: self._next_poll(), description="watch the file")
+            return
         self.worker.run(lambda: self._probe(memory), on_done=lambda result: self._probed(memory, result),
                         on_error=lambda _error: self._probed(memory, None), description="poll for other writers")
 
+    def _file_probed(self, memory: Any, identity: str) -> None:
+        """A snapshot open is opened afresh once its file changed and then held still for one poll (a reopen
+        in the middle of a burst of writes would be refused as a file changing while it is read)."""
+        self._next_poll()
+        if memory is not self.memory or self.census is None or identity == self._identity:
+            return
+        if identity != self._changed_identity or self.reopen is None:
+            self._changed_identity = identity
+            return
+        self._timer.stop()
+        self._carried = (memory.backend.location, memory.namespace, self.census)
+        self.reopen()
+
     @staticmethod
     def _probe(memory: Any) -> tuple[str, Census | None]:
-        """On the worker: ('external', census now) when another process wrote; ('own', census) after this
-        window's own write; ('same', None) when nothing moved."""
+        """On the worker: ('external', census now) when another process wrote; ('same', None) when the stored
+        revision is the one the memory last read (nothing moved, or this window wrote)."""
         stored = stored_revision(memory.backend, memory.namespace)
         if stored == memory.revision:
             return "same", None
@@ -224,7 +276,7 @@ class ChangeFeed(QDockWidget):
 def mount(ctx: AppContext) -> tuple[LiveFollow, ChangeFeed]:
     """Follow every memory the window opens; writes by other processes reach the views through the window's
     write path, and the Live changes dock (right side) lists them."""
-    follow = LiveFollow(ctx.worker, ctx.writes.external_change, ctx.host)
+    follow = LiveFollow(ctx.worker, ctx.writes.external_change, ctx.host.reload, ctx.host)
     ctx.host.memory_changed.connect(follow.set_memory)
     feed = ChangeFeed(follow, ctx.jumps.go, ctx.host)
     ctx.host.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, feed)

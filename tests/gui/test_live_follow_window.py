@@ -97,3 +97,22 @@ def test_the_window_follows_an_agent_writing_postgresql(make_window, qtbot, post
     location = fresh_database(postgres_server, "follow")
     seed(location)
     follow_an_agent(make_window(), qtbot, location)
+
+
+def test_a_read_only_open_follows_through_a_fresh_open(make_window, qtbot, tmp_path: Path) -> None:
+    location = str(tmp_path / "agent.sqlite")
+    seed(location)
+    window = make_window()
+    window.open_location(location, NAMESPACE, read_only=True)
+    assert window.wait_idle()
+    assert window.memory.read_only
+    before_events, revision = window.events.model.total, window.memory.revision
+    qtbot.waitUntil(lambda: window.follow.census is not None)
+
+    run_agent(location)
+
+    qtbot.waitUntil(lambda: window.memory is not None and window.memory.revision > revision, timeout=10_000)
+    assert window.memory.read_only
+    qtbot.waitUntil(lambda: window.events.model.total > before_events, timeout=10_000)
+    qtbot.waitUntil(lambda: window.change_feed.tree.topLevelItemCount() == 1, timeout=10_000)
+    assert f"since revision {revision}: 4 turns, 2 blocks sealed" in window.change_feed.tree.topLevelItem(0).text(0)
