@@ -11,7 +11,7 @@ Ingest throughput: N turns (deferred processing, a receipt each) into a new SQLi
 process (`StrataGate.append_turn`), through `MemoryTools` (the tool layer alone), and through the `stratagate
 mcp` server driven by the official MCP client over stdio and over streamable HTTP.
 
-    .venv/bin/python bench/agent.py [--turns 300] [--calls 30] [--quick]
+    .venv/bin/python bench/agent.py [--turns 300] [--calls 60] [--quick]
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def raw_round_trip(calls: int) -> float:
     return statistics.median(samples[1:])
 
 
-ROUNDS = 3
+ROUNDS = 5
 TURN = ("We decided to deploy Atlas on Friday, turn {n}.", "Noted for turn {n}.")
 
 
@@ -174,15 +174,22 @@ def ingest_mcp_http(path: Path, turns: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--quick", action="store_true", help="100 turns, 10 calls; prints, writes nothing")
     arguments = parser.parse_args()
     turns, calls = (100, 10) if arguments.quick else (arguments.turns, arguments.calls)
 
-    floor = raw_round_trip(calls)
+    floor = statistics.median(raw_round_trip(calls) for _ in range(ROUNDS))
     round_trips = [("plain urllib POST (the floor)", "—", f"{floor:.2f}")]
-    for wire, label in (("openai", "openai client, chat completions"), ("anthropic", "anthropic client, messages")):
-        cold, warm = adapter_round_trip(wire, calls)
+    clients = (("openai", "openai client, chat completions"), ("anthropic", "anthropic client, messages"))
+    # One fresh process per client and round, alternating; the median round is reported.
+    measured: dict[str, list[tuple[float, float]]] = {wire: [] for wire, _label in clients}
+    for _round in range(ROUNDS):
+        for wire, _label in clients:
+            measured[wire].append(adapter_round_trip(wire, calls))
+    for wire, label in clients:
+        cold = statistics.median(sample[0] for sample in measured[wire])
+        warm = statistics.median(sample[1] for sample in measured[wire])
         round_trips.append((f"summarizer through the {label}", f"{cold:.1f}", f"{warm:.2f}"))
 
     paths = (("engine, in process (`append_turn`)", ingest_engine), ("`MemoryTools`, in process", ingest_tools),
@@ -203,11 +210,15 @@ def main() -> None:
         f"`bench/agent.py --turns {turns} --calls {calls}`. Adapter round trip: one summarizer call on a block of "
         "6 turns against `ScriptedModelServer` on 127.0.0.1 (it answers at once, so this is the adapter, the "
         "official client and the local HTTP round trip, not a model). Cold: the first call of a fresh process, "
-        f"client construction included; warm: the median of {calls} more.",
+        f"the client's import and construction included; warm: the median of {calls} more; each the median of "
+        f"{ROUNDS} processes per client, alternating.",
         markdown_table(["round trip", "cold ms", "warm ms"], round_trips),
         f"Ingestion: {turns} turns with deferred processing and a receipt each into a new SQLite file, median of "
         f"{ROUNDS} alternating rounds; the MCP rows drive `stratagate mcp` with the official client, one "
-        "`memory_append_turn` call per turn. Every turn is one SQLite commit, which sets the pace of all four.",
+        "`memory_append_turn` call per turn. Every turn is one SQLite commit, which sets the pace of all four: "
+        "the tool layer costs nothing measurable next to it (the in-process rows differ by the machine's noise), "
+        "an MCP call over stdio adds a JSON-RPC round trip between processes, over HTTP a request through the "
+        "SDK's streamable-HTTP session.",
         markdown_table(["path", "turns/s", "vs engine"], rate_rows),
     ])
     print(text)

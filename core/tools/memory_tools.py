@@ -142,13 +142,10 @@ class MemoryTools:
             known = ", ".join(spec.name for spec in self.specs())
             raise ToolError(f"unknown tool {name!r} for this memory (it serves: {known})")
         arguments = dict(arguments or {})
-        try:
-            error = jsonschema.exceptions.best_match(spec.validator.iter_errors(arguments))
-            if error is not None:
-                raise error
-        except jsonschema.ValidationError as error:
+        error = jsonschema.exceptions.best_match(spec.validator.iter_errors(arguments))
+        if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "arguments"
-            raise ToolError(f"{name}: {where}: {error.message}") from None
+            raise ToolError(f"{name}: {where}: {error.message}")
         result = getattr(self, name.removeprefix("memory_"))(**arguments)
         if spec.writes and self.after_write is not None:
             self.after_write()
