@@ -43,8 +43,27 @@ from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
 SECONDS_PER_DAY = 86400
 # Evicted files are journalled and synced in batches of about this many bytes (bounds memory).
 EVICT_BATCH_BYTES = 64 * 1024 * 1024
-# Each staged file keeps its descriptor until its batch is archived: stay well inside the process's limit.
-EVICT_BATCH_FILES = max(16, min(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4))
+# Each staged file keeps its descriptor until its batch is archived: at most this many per batch, and never
+# more than a quarter of the process's open-file limit.
+EVICT_BATCH_FILES = 4096
+
+
+def _evict_batch_files() -> int:
+    """Files per eviction batch. A soft open-file limit below 4 × EVICT_BATCH_FILES (1,024 is common) is
+    raised toward the hard limit first: smaller batches would each pay a journal fsync, a syncfs and a commit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 4 * EVICT_BATCH_FILES
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+        if raised > soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                soft = raised
+            except (ValueError, OSError):
+                pass
+    return max(16, min(EVICT_BATCH_FILES, soft // 4))
+
+
 Progress = Callable[[int], None]
 
 
@@ -211,12 +230,13 @@ def apply_evict(
         sidecar = store.sidecar()
         shadow = store.shadow()  # a damaged index is reported here, before any file moves
         batch: list[StagedBlob] = []
+        batch_files = _evict_batch_files()
         try:
             batch_bytes = 0
             cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
             archived_at = utc_now_iso()  # one eviction run, one timestamp
             for planned in _pending(plan):
-                if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= EVICT_BATCH_FILES:
+                if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
                     archiving, batch, batch_bytes = batch, [], 0
                     results += _archive(store, archiving, shadow, sidecar, plan, progress)
                 try:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from stratagate.strata import StrataStore, Tier, janitor
 from stratagate.strata.cascade import read
@@ -144,3 +147,24 @@ def test_dry_run_maintenance_changes_no_file(store: StrataStore, write_file):
     assert sorted(str(path) for path in store.base_dir.rglob("*") if path.name != "strata.lock") == [
         path for path in before if not path.endswith("strata.lock")
     ]
+
+
+def test_eviction_batches_stay_inside_a_low_open_file_limit(tmp_path: Path):
+    """Staged files stay open until their batch is archived: with 200 descriptors allowed (soft = hard, so
+    the limit cannot be raised), 300 files are archived in several batches without running out."""
+    script = f"""
+import resource
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))
+from stratagate.strata import StrataStore, janitor
+from tests.strata.conftest import immediate_config
+store = StrataStore(Path({str(tmp_path / "strata_data")!r}), immediate_config())
+store.init()
+for number in range(300):
+    (store.cooled_root / f"n{{number:03d}}.md").write_text(f"note {{number}}")
+results = janitor.apply_evict(store, janitor.plan_evict(store))
+print(sorted({{result.status for result in results}}), len(results), store.counts()["archived"])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['evicted']", "300", "300"]
