@@ -160,13 +160,14 @@ def _tool_traces(value: Any, field_name: str) -> list[ToolTrace] | None:
     traces = []
     for index, call in enumerate(value):
         if isinstance(call, ToolTrace):
-            traces.append(ToolTrace(call.name, copy.deepcopy(call.arguments), copy.deepcopy(call.result)))
+            traces.append(ToolTrace(call.name, copy.deepcopy(call.arguments), copy.deepcopy(call.result),
+                                    call.null_fields))
         elif isinstance(call, Mapping) and isinstance(call.get("name"), str):
             try:
                 json.dumps([call.get("arguments"), call.get("result")])
             except (TypeError, ValueError) as error:
                 raise InvalidInputError(f"{field_name}[{index}] must hold JSON values: {error}") from error
-            traces.append(ToolTrace(call["name"], copy.deepcopy(call.get("arguments")), copy.deepcopy(call.get("result"))))
+            traces.append(ToolTrace.from_record(call))
         else:
             raise InvalidInputError(f"{field_name}[{index}] must be a ToolTrace or a dict with a string name")
     return traces

@@ -34,20 +34,25 @@ def _optional(record: Record, key: str, value: Any) -> None:
 
 @dataclass
 class ToolTrace:
-    """A tool call attached to a message: its name, and optionally its arguments and result (any JSON)."""
+    """A tool call attached to a message: its name, and optionally its arguments and result (any JSON).
+    None is an absent field, unless the field is in `null_fields`: given as JSON null, which is kept (the
+    reference stores `"result": null` as given)."""
 
     name: str
     arguments: Any = None
     result: Any = None
+    null_fields: frozenset[str] = frozenset()
 
     @classmethod
     def from_record(cls, record: Record) -> ToolTrace:
-        return cls(record["name"], copy.deepcopy(record.get("arguments")), copy.deepcopy(record.get("result")))
+        nulls = frozenset(key for key in ("arguments", "result") if key in record and record[key] is None)
+        return cls(record["name"], copy.deepcopy(record.get("arguments")), copy.deepcopy(record.get("result")), nulls)
 
     def to_record(self) -> Record:
         record: Record = {"name": self.name}
-        _optional(record, "arguments", copy.deepcopy(self.arguments))
-        _optional(record, "result", copy.deepcopy(self.result))
+        for key, value in (("arguments", self.arguments), ("result", self.result)):
+            if value is not None or key in self.null_fields:
+                record[key] = copy.deepcopy(value)
         return record
 
 

@@ -227,3 +227,16 @@ def test_a_fact_without_valid_from_starts_at_the_event_chronology_as_the_referen
     m.add_event("Beta", source_block_id=block.id, temporal={"happenedStart": "", "happenedEnd": "yesterday"})
     m.resume_pending_work()
     assert [fact.valid_from for fact in m.list_elements()[0].facts] == ["2026-03-02T09:00:00.000+08:00"]
+
+
+def test_a_tool_call_given_a_null_result_keeps_it_as_the_reference_does(tmp_path):
+    path = tmp_path / "m.sqlite"
+    m = stratagate.open(path, "ns")
+    m.append_turn("u", "a", user_tool_calls=[{"name": "search", "arguments": {"q": 1}, "result": None},
+                                             {"name": "read"}])
+    m.close()
+    m = stratagate.open(path, "ns", read_only=True)
+    [user, _assistant] = m.list_open_tail()
+    assert [call.to_record() for call in user.tool_calls] == [
+        {"name": "search", "arguments": {"q": 1}, "result": None}, {"name": "read"}]
+    m.close()

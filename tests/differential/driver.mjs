@@ -136,13 +136,20 @@ async function runCalls(space, clock) {
     }
     results.push({ ...call, result });
   }
+  const withoutRetrieval = ({ lastRetrievedAt, ...weight }) => weight;
+  const state = {
+    events: memory.listEvents().map((event) => ({ ...event, weight: withoutRetrieval(event.weight) })),
+    elements: memory.listElements().map((element) => ({ ...element, weight: withoutRetrieval(element.weight) })),
+    blocks: memory.listBlocks().map(({ pointerCurrentLevel, pointerAnchorLevel, pointerAnchorTurn, lastLiftedAt,
+      ...block }) => block),
+  };
   const turn = memory.turn;
   const weights = {
     events: Object.fromEntries(memory.listEvents().map((event) => [event.id, memoryWeightAt(event, turn)])),
     elements: Object.fromEntries(memory.listElements().map((element) => [element.id, memoryWeightAt(element, turn)])),
   };
   await memory.close();
-  return { results, weights };
+  return { results, weights, state };
 }
 
 const namespaces = {};

@@ -65,7 +65,8 @@ def _step(memory: Any, step: dict) -> None:
     if step["op"] == "turn":
         turn = step["turn"]
         memory.append_turn(turn["user"], turn["assistant"], created_at=turn.get("createdAt"),
-                           thread_id=turn.get("threadId"))
+                           thread_id=turn.get("threadId"), user_tool_calls=turn.get("userToolCalls"),
+                           assistant_tool_calls=turn.get("assistantToolCalls"))
         return
     events = {event.id for event in memory.list_events()}
     if step["op"] == "use":

@@ -121,6 +121,19 @@ def _event(rng: random.Random, event_id: str, earlier: list[str]) -> dict[str, A
     }
 
 
+TOOL_RESULTS = [1, 1.0, 0.1 + 0.2, 1e21, -0.0, 123456789012, True, None, "ok", "", [1, "two", None],
+                {"rows": 3, "status": "done"}, {"nested": {"deep": [1.5, {"x": "y"}]}}, "line one\nline two"]
+
+
+def _tool_call(rng: random.Random) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": rng.choice(["search", "read_file", "run_sql", "天気", "🔧fix"])}
+    if rng.random() < 0.7:
+        call["arguments"] = {"query": _sentence(rng, 1, 3), "limit": rng.choice([1, 5, 2.5])}
+    if rng.random() < 0.8:
+        call["result"] = rng.choice(TOOL_RESULTS + [_sentence(rng, 3, 30)])
+    return call
+
+
 def _changes(rng: random.Random, event_id: str) -> list[dict[str, Any]]:
     changes = []
     for _ in range(rng.randint(0, 3)):
@@ -208,6 +221,9 @@ def _namespace(rng: random.Random, name: str) -> dict[str, Any]:
             turn["threadId"] = thread
         if rng.random() < 0.3:
             turn["createdAt"] = f"2026-03-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00Z"
+        for side in ("userToolCalls", "assistantToolCalls"):
+            if rng.random() < 0.15:
+                turn[side] = [_tool_call(rng) for _ in range(rng.randint(1, 2))]
         steps.append({"op": "turn", "turn": turn})
         if event_ids and rng.random() < 0.25:
             op = rng.choice(["pin", "forget", "restore", "use"])
