@@ -32,16 +32,18 @@ class Shortcut:
     where: str
 
 
-MOVE_DOWN = Shortcut(("J",), "Next row (like Down)", "Triage list")
-MOVE_UP = Shortcut(("K",), "Previous row (like Up)", "Triage list")
-PIN = Shortcut(("P",), "Pin or unpin the selected events", "Triage list")
-FORGET = Shortcut(("F",), "Forget the selected events (restore when all are forgotten)", "Triage list")
-ARCHIVE = Shortcut(("A",), "Archive the selected events", "Triage list")
-SUPERSEDE = Shortcut(("S",), "Supersede the selected events…", "Triage list")
-SEARCH = Shortcut(("/",), "Search (focus the search box)", "Triage list, query workbench")
+EVENT_LISTS = "Curation and Events lists"
+"""Where the triage keys work: the tables of the Curation and Events tabs."""
+MOVE_DOWN = Shortcut(("J",), "Next row (like Down)", EVENT_LISTS)
+MOVE_UP = Shortcut(("K",), "Previous row (like Up)", EVENT_LISTS)
+PIN = Shortcut(("P",), "Pin or unpin the selected events", EVENT_LISTS)
+FORGET = Shortcut(("F",), "Forget the selected events (restore when all are forgotten)", EVENT_LISTS)
+ARCHIVE = Shortcut(("A",), "Archive the selected events", EVENT_LISTS)
+SUPERSEDE = Shortcut(("S",), "Supersede the selected events…", "Curation list")
+SEARCH = Shortcut(("/",), "Search (focus the search box)", "Curation tab, Query workbench tab")
 UNDO = Shortcut(("Ctrl+Z",), "Undo the last curation action", "Everywhere")
 REDO = Shortcut(("Ctrl+Shift+Z", "Ctrl+Y"), "Redo", "Everywhere")
-RUN_QUERY = Shortcut(("Return",), "Run the query", "Query workbench")
+RUN_QUERY = Shortcut(("Return",), "Run the query", "Query workbench tab")
 SEARCH_EVERYTHING = Shortcut(
     ("Ctrl+K",), "Search events, elements, facts and raw messages; Enter jumps to the result", "Everywhere"
 )
@@ -118,12 +120,19 @@ class ShortcutsDialog(QDialog):
                 self.table.setItem(row, column, QTableWidgetItem(text))
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(False)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
-        self.resize(620, 380)
+        # Wide and tall enough for every row and column: the sheet is read at a glance, never scrolled.
+        self.table.resizeColumnsToContents()
+        self.table.resizeRowsToContents()
+        frame = 2 * self.table.frameWidth()
+        width = self.table.horizontalHeader().length() + frame + 40
+        height = self.table.verticalHeader().length() + self.table.horizontalHeader().height() + frame + 80
+        self.resize(max(620, width), max(380, height))
 
 
 def help_action(window: QWidget) -> QAction:

@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QInputDialog
 
 from stratagate import journal
+from stratagate_gui import shortcuts
 from stratagate_gui.changes import Changes
 from stratagate_gui.context import AppContext
 from stratagate_gui.curation.actions import Action
@@ -110,6 +111,12 @@ def mount(
     ctx.jumps.register("curate", views.curation, views.curation.select_event)
     views.curation.row_actions.append(RowAction("Open in Events", lambda ids: ctx.jumps.go("event", ids[0])))
     if events is not None:
+        # The triage keys work in the Events list as in Curation (j/k are the Events view's own).
+        shortcuts.bind(shortcuts.PIN, events.table, lambda: controller.request(Action.TOGGLE_PIN, events.selected_ids()))
+        shortcuts.bind(
+            shortcuts.FORGET, events.table, lambda: controller.request(Action.TOGGLE_FORGET, events.selected_ids())
+        )
+        shortcuts.bind(shortcuts.ARCHIVE, events.table, lambda: controller.request(Action.ARCHIVE, events.selected_ids()))
         events.row_actions += [
             RowAction("Show in Curation", lambda ids: ctx.jumps.go("curate", ids[0])),
             RowAction("Pin or unpin", lambda ids: controller.request(Action.TOGGLE_PIN, ids)),

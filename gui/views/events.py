@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from stratagate.model import CRITICALITIES, EVENT_STATUSES, Event
 from stratagate.weights import memory_weight_at
+from stratagate_gui import shortcuts
 from stratagate_gui.exports import TABLE_FILTERS, with_suffix_for, write_markdown, write_table
 from stratagate_gui.models.lazy_table import LazyIdTableModel, Row, sorted_ids
 from stratagate_gui.views.cards import event_card_markdown
@@ -215,6 +216,7 @@ class EventsView(QWidget):
             self.table.setColumnWidth(column, width)
         self.model.sort_changed = self.refresh
         enable_sorting(self.table)
+        shortcuts.bind_row_movement(self.table)
         self.row_actions: list[RowAction] = [
             RowAction("Save card as Markdown…", lambda ids: self._ask_path_then(
                 "Save event card", "Markdown (*.md)", lambda path: self.save_card(ids[0], path))),

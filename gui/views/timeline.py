@@ -176,6 +176,7 @@ class TimelineView(QWidget):
         self.lift_button = QPushButton("Lift")
         self.lift_button.setToolTip("Anchor the block at this level now; recorded as lifted by the user")
         self.lift_button.clicked.connect(self.lift_selected)
+        self.lift_button.setEnabled(False)  # nothing to lift until a writable memory is open
         level_bar.addWidget(self.lift_target)
         level_bar.addWidget(self.lift_button)
 

@@ -87,3 +87,43 @@ def test_right_click_copies_ids_and_rows_and_opens_the_related_view(opened_windo
     curation_menu = row_menu(curation.table, curation.model, EVENT_COLUMNS, curation.row_actions)
     _menu_action(curation_menu, "Open in Events").trigger()
     assert opened_window.tabs.currentWidget() is events and events.selected_ids() == ["evt_85"]
+
+
+def test_the_triage_keys_work_in_the_events_list_too(opened_window, qtbot):
+    from stratagate_gui.shortcuts import select_row
+
+    events = opened_window.events
+    wait_rows(qtbot, opened_window, events.model)
+    opened_window.curation.controller.preview = False
+    opened_window.show_view(events)
+    qtbot.waitExposed(events)
+    events.table.setFocus()
+    select_row(events.table, 0)
+    qtbot.keyClick(events.table, Qt.Key.Key_J)
+    assert events.selected_ids() == ["evt_52"]
+    qtbot.keyClick(events.table, Qt.Key.Key_K)
+    qtbot.keyClick(events.table, Qt.Key.Key_P)
+    assert opened_window.wait_idle()
+    memory = opened_window.memory
+    assert opened_window.worker.call(lambda: memory.get_event("evt_51").weight.pinned)
+    qtbot.keyClick(events.table, Qt.Key.Key_F)
+    assert opened_window.wait_idle()
+    assert opened_window.worker.call(lambda: memory.get_event("evt_51").status) == "forgotten"
+    assert events.selected_ids() == ["evt_51"]  # the row stays selected through the writes
+
+
+def test_the_shortcut_sheet_names_the_tabs_and_shows_every_row_without_scrolling(make_window, qtbot):
+    from stratagate_gui.shortcuts import ShortcutsDialog
+
+    window = make_window()
+    tabs = {window.tabs.tabText(index) for index in range(window.tabs.count())}
+    dialog = ShortcutsDialog(window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    places = {dialog.table.item(row, 2).text() for row in range(dialog.table.rowCount())}
+    named = {word.strip() for place in places for word in place.replace(" lists", "").replace(" list", "")
+             .replace(" tab", "").replace(" and ", ",").split(",")}
+    assert named - {"Everywhere"} <= tabs
+    assert not dialog.table.verticalScrollBar().isVisible() and not dialog.table.horizontalScrollBar().isVisible()
+    assert not window.timeline.lift_button.isEnabled()  # nothing open: nothing to lift
