@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from stratagate_gui.changes import Changes
 from stratagate_gui.context import AppContext, Jumps
-from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory
+from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory, shown_location
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.upgrade import add_upgrade_action
@@ -99,12 +99,13 @@ class MainWindow(QMainWindow):
 
     def open_location(self, location: str, namespace: str | None = None, read_only: bool = False) -> None:
         """Open a file path or database URL on the worker, with a progress dialog for slow opens."""
-        self._start_progress(f"Opening {location}…")
+        shown = shown_location(location)
+        self._start_progress(f"Opening {shown}…")
         self.worker.run(
             lambda: open_memory(location, namespace, read_only),
             on_done=self._on_opened,
-            on_error=lambda error: self._on_open_failed(location, error),
-            description=f"open {location}",
+            on_error=lambda error: self._on_open_failed(shown, error),
+            description=f"open {shown}",
         )
 
     def reload(self) -> None:

@@ -60,6 +60,19 @@ def list_threads(memory: StrataGate) -> list[str | None]:
     return list(memory.thread_ids())
 
 
+def shown_location(location: str) -> str:
+    """A file path as is; a database URL with its password masked, for every dialog, label and message."""
+    if "://" not in location:
+        return location
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(location).render_as_string(hide_password=True)
+    except ArgumentError:
+        return location.split("://", 1)[0] + "://…"  # unparsable: show the scheme only, never the rest
+
+
 def describe_open_error(error: BaseException) -> str:
     """The reason to show in a dialog: our own errors already name the file and the fault (a failed open's
     dialog names the file in its first line, so only the reason follows)."""

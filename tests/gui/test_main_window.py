@@ -112,3 +112,16 @@ def test_missing_files_and_unsupported_urls_are_refused_without_creating_anythin
         "Cannot open mysql://user@host/db\n\nonly SQLite and PostgreSQL are supported",
     ]
     assert not missing.exists() and window.memory is None
+
+
+def test_a_database_urls_password_never_reaches_a_dialog(make_window):
+    shown: list[str] = []
+    failed: list[tuple[str, str]] = []
+    window = make_window()
+    window.writes.show_error = lambda _title, text: shown.append(text)
+    window.open_failed.connect(lambda location, reason: failed.append((location, reason)))
+    window.open_location("postgresql+psycopg://ada:hunter2@127.0.0.1:1/memory")
+    assert window.wait_idle(60_000)
+    (text,) = shown
+    assert "hunter2" not in text and "hunter2" not in failed[0][0] + failed[0][1]
+    assert "postgresql+psycopg://ada:***@127.0.0.1:1/memory" in text
