@@ -28,11 +28,27 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+NO_DISPLAY = (
+    "stratagate-inspector: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset). "
+    "Run it in a desktop session, or use --self-test OUT.png, or set QT_QPA_PLATFORM=offscreen."
+)
+
+
+def no_display() -> bool:
+    """On Linux without a display server Qt aborts with a misleading xcb hint; say what to do instead."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
     if arguments.self_test:
         # Must be set before QGuiApplication exists; the self-test never needs a display.
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif no_display():
+        print(NO_DISPLAY, file=sys.stderr)
+        return 2
     from stratagate_gui.application import run
 
     return run(arguments)

@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QFontDatabase, QIcon
 from PySide6.QtWidgets import QApplication
 
 from stratagate import __version__
+from stratagate_gui.about import show_uncaught_errors
 from stratagate_gui.opening import describe_open_error
 from stratagate_gui.theme import THEMES, apply_theme
 
@@ -119,6 +120,8 @@ def run(arguments: argparse.Namespace) -> int:
     window.resize(1280, 800)
     window.show()
     window.writes.errors_to_stderr = bool(arguments.self_test)
+    if not arguments.self_test:
+        show_uncaught_errors(window)
     open_from_arguments(window, arguments)
     if arguments.self_test:
         return self_test(window, arguments.self_test)

@@ -28,9 +28,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stratagate_gui.about import AboutDialog
 from stratagate_gui.changes import Changes
 from stratagate_gui.context import AppContext, Jumps
-from stratagate_gui.opening import OpenedMemory, describe_open_error, list_threads, open_memory, shown_location
+from stratagate_gui.opening import (
+    OpenedMemory,
+    describe_open_error,
+    list_threads,
+    open_memory,
+    shown_location,
+)
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.upgrade import add_upgrade_action
@@ -91,6 +98,10 @@ class MainWindow(QMainWindow):
     def add_view(self, title: str, widget: QWidget) -> int:
         """Add a view as a tab; it should follow `memory_changed` (and `thread_changed`) itself."""
         return self.tabs.addTab(widget, title)
+
+    def add_menu(self, title: str) -> QMenu:
+        """A feature's menu, placed before Help."""
+        return self.menuBar().insertMenu(self.help_menu.menuAction(), QMenu(title, self)).menu()
 
     def show_view(self, widget: QWidget) -> None:
         self.tabs.setCurrentWidget(widget)
@@ -210,6 +221,10 @@ class MainWindow(QMainWindow):
             themes.addAction(action)
             view_menu.addAction(action)
         self.view_menu = view_menu
+        self.help_menu = self.menuBar().addMenu("&Help")
+        """Kept last: features add their menus before it (`add_menu`)."""
+        about = self.help_menu.addAction("&About StrataGate Inspector")
+        about.triggered.connect(lambda _checked=False: AboutDialog(self).open())
 
     def _add_action(
         self, menu: QMenu, text: str, slot: Callable[[], Any], shortcut: QKeySequence.StandardKey | None = None

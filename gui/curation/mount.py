@@ -78,7 +78,7 @@ def mount(
     host.add_view("Journal", views.journal)
     host.add_view("Query workbench", views.workbench)
     host.add_view("Receipts", views.receipts)
-    host.menuBar().addMenu("&Help").addAction(help_action(host))
+    host.help_menu.addAction(help_action(host))
     curator = QAction("Curator &name…", host)
     curator.triggered.connect(lambda _checked=False: views.ask_curator_name())
     host.edit_menu.addSeparator()

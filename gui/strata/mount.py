@@ -20,7 +20,7 @@ OPEN_ACTION_TEXT = "Open Strata data directory…"
 
 def mount(ctx: AppContext) -> QAction:
     """Add the Strata menu; each store opened from it becomes a tab of the window."""
-    action = ctx.host.menuBar().addMenu(MENU_TITLE).addAction(OPEN_ACTION_TEXT)
+    action = ctx.host.add_menu(MENU_TITLE).addAction(OPEN_ACTION_TEXT)
     action.triggered.connect(lambda: choose_data_directory(ctx))
     return action
 

@@ -125,3 +125,54 @@ def test_a_database_urls_password_never_reaches_a_dialog(make_window):
     (text,) = shown
     assert "hunter2" not in text and "hunter2" not in failed[0][0] + failed[0][1]
     assert "postgresql+psycopg://ada:***@127.0.0.1:1/memory" in text
+
+
+def test_help_about_names_the_version_schemas_and_licences(make_window):
+    from stratagate import __version__
+    from stratagate_gui.about import AboutDialog
+
+    window = make_window()
+    menus = [action.text() for action in window.menuBar().actions()]
+    assert menus[-1] == "&Help" and "&Strata" in menus
+    about = next(action for action in window.help_menu.actions() if action.text().startswith("&About"))
+    about.trigger()
+    dialog = window.findChild(AboutDialog)
+    assert dialog is not None and dialog.isVisible()
+    text = dialog.text.text()
+    for expected in (__version__, "v1–v7", "v8–v12 read-only", "LGPL-3.0", "DejaVu", "docs/user-guide.md"):
+        assert expected in text
+    dialog.close()
+
+
+def test_an_uncaught_exception_shows_its_traceback_instead_of_vanishing(make_window, qtbot):
+    import sys
+
+    from stratagate_gui.about import CrashDialog, show_uncaught_errors
+
+    window = make_window()
+    previous = show_uncaught_errors(window)
+    try:
+        try:
+            raise RuntimeError("a bug in a slot")
+        except RuntimeError as error:
+            sys.excepthook(type(error), error, error.__traceback__)
+        dialog = window.findChild(CrashDialog)
+        assert dialog is not None and dialog.isVisible()
+        assert "RuntimeError: a bug in a slot" in dialog.traceback.toPlainText()
+        assert "Traceback (most recent call last)" in dialog.traceback.toPlainText()
+        dialog.close()
+    finally:
+        sys.excepthook = previous
+
+
+def test_without_a_display_the_app_says_what_to_do_in_one_line(monkeypatch, capsys):
+    import sys
+
+    from stratagate_gui.app import main
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    assert main([]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "--self-test" in line and "QT_QPA_PLATFORM=offscreen" in line
