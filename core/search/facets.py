@@ -19,6 +19,7 @@ sorts keep for ties. `refresh(keys)` re-reads the rows of events this process wr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -126,7 +127,9 @@ class EventFacets:
         with self._connect() as connection:
             self._rows_read = self._select(connection, "", [])
         if saved_at is not None:
-            _save(self._columns(), saved_at)
+            # An unwritable cache only costs the next process this same read.
+            with contextlib.suppress(OSError):
+                _save(self._columns(), saved_at)
 
     # loading -----------------------------------------------------------------------------------------------
     def _reset(self) -> None:

@@ -55,3 +55,18 @@ def test_a_read_only_search_loads_no_event_it_does_not_return(tmp_path: Path) ->
         assert [hit.event for hit in hits] == [hit.event for hit in expected]
         assert all("launch" in hit.event.title for hit in hits)
         assert not reader._state.is_loaded("events")
+
+
+def test_a_read_only_search_works_when_the_cache_cannot_be_written(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        memory.add_event("launch budget", source_block_id=block_id, temporal={"participants": ["Alice"]})
+        memory.search_events("launch")  # the index exists in the file
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("a file where the cache directory would be")
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(not_a_directory))
+    with stratagate.open(path, "ns", read_only=True) as reader:
+        assert [hit.event.title for hit in reader.search_events("", participants=["alice"])] == ["launch budget"]
