@@ -42,6 +42,42 @@ def decayed_block_level(anchor_level: int, anchor_position: int, latest_position
     return min(BLOCK_MAX_LEVEL, max(0, js_round(anchor_level - dropped)))
 
 
+@dataclass(frozen=True)
+class BlockSpan:
+    """A block as a timeline draws it: where it sits, its level now and its size, without any of its text."""
+
+    id: str
+    thread_id: str | None
+    sequence: int
+    start_turn: int
+    end_turn: int
+    title: str
+    level: int
+    """The level it shows now (`decayed_block_level`)."""
+    age: int
+    """Blocks sealed in its thread after it."""
+    message_count: int
+
+
+def spans_now(records: Sequence[dict], lam: float) -> list[BlockSpan]:
+    """Spans with their current levels from span records in sequence order (`StorageBackend.block_spans`):
+    a block's position counts the blocks before it in its thread, so the records must hold whole threads."""
+    in_thread: dict[str | None, int] = {}
+    positions = []
+    for record in records:
+        thread = record.get("threadId") or None
+        in_thread[thread] = in_thread.get(thread, 0) + 1
+        positions.append(in_thread[thread])
+    spans = []
+    for record, position in zip(records, positions, strict=True):
+        thread = record.get("threadId") or None
+        latest = in_thread[thread]
+        level = decayed_block_level(record["pointerAnchorLevel"], record["pointerAnchorBlockPosition"], latest, lam)
+        spans.append(BlockSpan(record["id"], thread, record["sequence"], record["startTurn"], record["endTurn"],
+                               record["l0Title"], level, latest - position, record["messageCount"]))
+    return spans
+
+
 def normalize_block_level(target: object, current: int) -> int:
     """A lift target as a level, read as the reference reads it: 'raw', 'L5', '5' or 5 → 5; a finite number →
     rounded and clamped to 0–5; 'L0'–'L5' or '0'–'5' (any case, surrounding spaces ignored) → that level;

@@ -23,12 +23,14 @@ from stratagate.blocks import (
     BLOCK_DECAY_LAMBDA,
     BLOCK_MAX_LEVEL,
     DEFAULT_BLOCK_TURN_SIZE,
+    BlockSpan,
     BlockSummary,
     block_level_label,
     decayed_block_level,
     default_summary,
     normalize_block_level,
     render_block,
+    spans_now,
 )
 from stratagate.callbacks import (
     Extractor,
@@ -351,10 +353,21 @@ class StrataGate:
         return list(self._section("successfulModelResponses").values())
 
     def thread_ids(self) -> list[str | None]:
-        """Every thread with blocks or open-tail messages, in first-seen order (None = unthreaded)."""
-        seen = dict.fromkeys(block.thread_id for block in self.list_blocks())
-        seen.update(dict.fromkeys(message.thread_id for message in self.list_open_tail()))
-        return list(seen)
+        """Every thread with blocks or open-tail messages, in first-seen order (None = unthreaded), read by the
+        backend without loading blocks or messages."""
+        return self._backend.thread_ids(self.namespace)
+
+    def block_spans(self, thread_id: str | None = None) -> list[BlockSpan]:
+        """Every block's (or one thread's) place, current level and message count, in sequence order, read
+        without any block's text: what a timeline is drawn from (`get_blocks` then loads the few shown)."""
+        return spans_now(self._backend.block_spans(self.namespace, thread_id), self.block_decay_lambda)
+
+    def get_blocks(self, ids: Sequence[str]) -> list[Block]:
+        """The blocks for these ids (from memory when loaded, else fetched), in the order asked."""
+        if self._state.is_loaded("blocks"):
+            blocks = self._section("blocks")
+            return [blocks[block_id] for block_id in ids if block_id in blocks]
+        return [Block.from_record(record) for record in self._backend.fetch(self.namespace, "blocks", list(ids))]
 
     def get_block(self, block_id: str) -> Block:
         block = self._section("blocks").get(block_id)

@@ -62,6 +62,9 @@ CHANGE_SECTION_KEYS: dict[str, str] = {**SECTION_KEYS, ELEMENT_FACTS: "id"}
 """Every section a ChangeSet may name."""
 
 Record = dict[str, Any]
+SPAN_KEYS = ("id", "threadId", "sequence", "startTurn", "endTurn", "l0Title", "pointerCurrentLevel",
+             "pointerAnchorLevel", "pointerAnchorBlockPosition")
+"""The fields of a block record a span keeps (`block_spans` adds `messageCount`)."""
 
 
 def nest_facts(element: Record, facts: list[Record]) -> Record:
@@ -127,6 +130,15 @@ class StorageBackend(Protocol):
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
         """(blocks in the thread, its last block's end turn or None, the namespace's highest block sequence):
         what sealing the thread's next block needs, read without loading any block."""
+
+    def block_spans(self, namespace: str, thread_id: str | None = None) -> list[Record]:
+        """Every block's (or one thread's) span in sequence order, without its texts: `{id, threadId?, sequence,
+        startTurn, endTurn, l0Title, pointerCurrentLevel, pointerAnchorLevel, pointerAnchorBlockPosition,
+        messageCount}` (what a timeline is drawn from)."""
+
+    def thread_ids(self, namespace: str) -> list[str | None]:
+        """Threads of the blocks by first block, then those only in the open tail by first message; None is
+        unthreaded. Read without loading any block or message."""
 
     def commit(self, namespace: str, changes: ChangeSet, expected_revision: int) -> int:
         """Apply one mutation atomically if the stored revision equals `expected_revision`; returns the new

@@ -19,6 +19,7 @@ from stratagate.storage.backend import (
     CHANGE_SECTION_KEYS,
     ELEMENT_FACTS,
     SECTION_KEYS,
+    SPAN_KEYS,
     ChangeSet,
     Record,
     nest_facts,
@@ -174,6 +175,19 @@ class MemoryBackend:
         mine = [block for block in blocks if (block.get("threadId") or None) == thread_id]
         last = max(mine, key=lambda block: block["sequence"], default=None)
         return len(mine), None if last is None else last["endTurn"], max((b["sequence"] for b in blocks), default=0)
+
+    def block_spans(self, namespace: str, thread_id: str | None = None) -> list[Record]:
+        blocks = sorted(self._space(namespace).sections["blocks"].values(), key=lambda block: block["sequence"])
+        return [
+            {**{key: value for key, value in block.items() if key in SPAN_KEYS}, "messageCount": len(block["l5Raw"])}
+            for block in blocks
+            if thread_id is None or (block.get("threadId") or None) == thread_id
+        ]
+
+    def thread_ids(self, namespace: str) -> list[str | None]:
+        sections = self._space(namespace).sections
+        blocks = sorted(sections["blocks"].values(), key=lambda block: block["sequence"])
+        return list(dict.fromkeys(record.get("threadId") or None for record in [*blocks, *sections["openTail"].values()]))
 
     def journal(self, namespace: str) -> list[Record]:
         return copy.deepcopy(self._space(namespace).journal)

@@ -55,7 +55,7 @@ from stratagate.errors import (
 )
 from stratagate.search import stored
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
-from stratagate.storage import files, migrations, records, schema, schema_objects, search_cache
+from stratagate.storage import files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
 from stratagate.storage.sections import SectionError, SectionStore
@@ -173,6 +173,14 @@ class SqlBackend:
             ).one()
         ends = [end for end in (last, last_other) if end is not None]
         return count or 0, max(ends) if ends else None, highest or 0
+
+    def block_spans(self, namespace: str, thread_id: str | None = None) -> list[Record]:
+        with self._reading() as connection:
+            return spans.block_spans(connection, self._sections, namespace, thread_id)
+
+    def thread_ids(self, namespace: str) -> list[str | None]:
+        with self._reading() as connection:
+            return spans.thread_ids(connection, self._sections, namespace)
 
     def count(self, namespace: str, section: str) -> int:
         """How many records a section holds (for summaries), without loading them."""
