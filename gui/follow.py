@@ -214,6 +214,7 @@ class ChangeFeed(QDockWidget):
         self.status = QLabel(body)
         self.tree = QTreeWidget(body)
         self.tree.setHeaderHidden(True)
+        self.tree.setAccessibleName("Changes from other processes")
         self.tree.itemActivated.connect(self._open)
         self.tree.itemClicked.connect(self._open)
         bar = QHBoxLayout()

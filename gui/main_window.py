@@ -180,6 +180,8 @@ class MainWindow(QMainWindow):
         spacer = QWidget(toolbar)
         spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy())
         toolbar.addWidget(spacer)
+        self.namespace_picker.setAccessibleName("Namespace")
+        self.thread_picker.setAccessibleName("Thread")
         self.badge = OpenModeBadge(toolbar)
         toolbar.addWidget(self.badge)
 

@@ -125,6 +125,9 @@ class JournalView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.table)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.table, "Curation journal entries"),):
+            control.setAccessibleName(accessible_name)
         self._set_enabled(False)
 
     def set_source(self, reader: JournalReader | None, checker: JournalChecker | None) -> None:

@@ -127,6 +127,9 @@ class CurationView(QWidget):
         shortcuts.bind(shortcuts.SEARCH, self, self.focus_search)
         # Any write to events (a correction adds one) or a re-read: list the ids again, rows stay until rebuilt.
         controller.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.search, "Search events to curate"), (self.status_filter, "Status filter"), (self.pinned_filter, "Pinned filter"), (self.table, "Events to curate"),):
+            control.setAccessibleName(accessible_name)
         self.set_memory(None)
 
     # Memory ----------------------------------------------------------------------------------------------

@@ -121,6 +121,9 @@ class ReceiptsBrowser(QWidget):
         splitter.addWidget(lower)
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.query, "Query to replay"), (self.table, "Usage receipts"), (self.replay_table, "Replay, then versus now"),):
+            control.setAccessibleName(accessible_name)
         self.set_memory(None)
 
     def set_memory(self, memory: StrataGate | None, journal_reader: JournalReader = list) -> None:

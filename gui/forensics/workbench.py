@@ -160,6 +160,9 @@ class QueryWorkbench(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(splitter, 1)
         shortcuts.bind(shortcuts.SEARCH, self, self.focus_query)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.kind, "Search kind"), (self.query, "Query"), (self.limit, "Result limit"), (self.hits, "Hits"), (self.contributions, "BM25 term contributions"), (self.excluded, "Excluded candidates"),):
+            control.setAccessibleName(accessible_name)
         self.set_memory(None)
 
     def set_memory(self, memory: StrataGate | None) -> None:

@@ -183,6 +183,9 @@ class DecayView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(splitter, 1)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.event_lambda, "What-if event lambda"), (self.block_lambda, "What-if block lambda"), (self.horizon, "Turns projected ahead"), (self.item_list, "Plotted items"),):
+            control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         ctx.writes.changes.connect(self._on_changes)
         self._stale = False

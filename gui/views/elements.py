@@ -218,6 +218,9 @@ class ElementsView(QWidget):
         splitter.setSizes([240, 960])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.element_list, "Elements"), (self.summary, "Element summary"), (self.facts, "Fact versions"), (self.slider, "As of time"), (self.date_field, "As of date"), (self.state_view, "Element as of the chosen time"),):
+            control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         ctx.writes.changes.connect(self._on_changes)
 

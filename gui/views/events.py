@@ -123,6 +123,11 @@ class EventFilterBar(QWidget):
             combo.currentIndexChanged.connect(self._debounce.start)
         for line in (self.event_type, self.participant, self.text):
             line.textChanged.connect(self._debounce.start)
+        for control, accessible_name in (
+            (self.status, "Status filter"), (self.criticality, "Criticality filter"), (self.pinned, "Pinned filter"),
+            (self.event_type, "Event type filter"), (self.participant, "Participant filter"), (self.text, "Text filter"),
+        ):
+            control.setAccessibleName(accessible_name)
 
     def where(self) -> dict[str, str]:
         where = {
@@ -257,6 +262,9 @@ class EventsView(QWidget):
 
         self.filters.changed.connect(self._query)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.table, "Events"), (self.card, "Event card"),):
+            control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         ctx.host.thread_changed.connect(lambda _thread: self.refresh())
         ctx.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)

@@ -41,6 +41,9 @@ class ModelCallsView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
         self.table.itemSelectionChanged.connect(self._show_answer)
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.table, "Model calls"), (self.answer, "Model answer"),):
+            control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         # A model call is recorded with the writes it served: re-read after any write, ours or another's.
         ctx.writes.changes.connect(lambda changes: changes.touches_memory and self.set_memory(ctx.memory))

@@ -201,6 +201,9 @@ class TimelineView(QWidget):
         layout.addLayout(level_bar)
         layout.addWidget(splitter, 3)
 
+        # Controls without a visible label get a name screen readers can say.
+        for control, accessible_name in ((self.block_list, "Blocks"), (self.content, "Block content"), (self.lift_target, "Lift target level"),):
+            control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         ctx.host.thread_changed.connect(lambda _thread: self.reload())
         ctx.writes.changes.connect(self._on_changes)

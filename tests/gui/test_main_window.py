@@ -7,7 +7,7 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from stratagate import __version__
 from stratagate_gui.app import parse_arguments
@@ -176,3 +176,31 @@ def test_without_a_display_the_app_says_what_to_do_in_one_line(monkeypatch, caps
     assert main([]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert "--self-test" in line and "QT_QPA_PLATFORM=offscreen" in line
+
+
+def test_every_control_without_a_visible_label_has_an_accessible_name(make_window):
+    from PySide6.QtWidgets import (
+        QAbstractItemView,
+        QAbstractSlider,
+        QAbstractSpinBox,
+        QComboBox,
+        QHeaderView,
+        QLabel,
+        QLineEdit,
+        QPlainTextEdit,
+        QScrollBar,
+        QTextEdit,
+    )
+
+    window = make_window()
+    labelled = {id(label.buddy()) for label in window.findChildren(QLabel) if label.buddy() is not None}
+    inputs = (QLineEdit, QComboBox, QAbstractSpinBox, QAbstractSlider, QAbstractItemView, QPlainTextEdit, QTextEdit)
+    parts_of_other_controls = (QComboBox, QAbstractSpinBox, QAbstractItemView)
+    unnamed = [
+        control for control in window.findChildren(QWidget)
+        if isinstance(control, inputs) and not isinstance(control, QHeaderView | QScrollBar)
+        and not isinstance(control.parent(), parts_of_other_controls)
+        and not isinstance(control.parent() and control.parent().parent(), QComboBox)
+        and not control.accessibleName() and id(control) not in labelled
+    ]
+    assert unnamed == []
