@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from stratagate_gui.context import AppContext
 
 POLL_MS = 250
+REOPEN_RETRY_S = 5.0
+"""A reopen that did not happen (the open failed, the window showed why) is tried again after this long."""
 # Which view an item opens: the kind a feed item has → the kind `window.jump_to` takes.
 JUMP_KINDS = {"blocks": "block", "events": "event", "superseded": "event", "forgotten": "event",
               "archived": "event", "elements": "element", "facts": "element"}
@@ -76,6 +78,7 @@ class LiveFollow(QObject):
         self._changed_identity: str | None = None
         self._carried: tuple[str, str, Census] | None = None
         """(location, namespace, census) before a reopen, to describe what the fresh open brought."""
+        self._reopened_at = 0.0
         self.following = True
         self.detected_at: float | None = None
         """`time.monotonic()` of the last detection (for the latency benchmark)."""
@@ -147,8 +150,10 @@ class LiveFollow(QObject):
         if identity != self._changed_identity or self.reopen is None:
             self._changed_identity = identity
             return
-        self._timer.stop()
+        if self._carried is not None and time.monotonic() - self._reopened_at < REOPEN_RETRY_S:
+            return  # a reopen is under way (or failed a moment ago: the window said why)
         self._carried = (memory.backend.location, memory.namespace, self.census)
+        self._reopened_at = time.monotonic()
         self.reopen()
 
     @staticmethod

@@ -98,6 +98,12 @@ def test_bundle_holds_every_project_module_and_the_lazily_loaded_sql_dialects(bu
 
 
 @pytest.mark.slow
+def test_bundle_has_the_model_adapters_prompts(bundle: Path):
+    prompts = bundle / "_internal" / "stratagate" / "adapters" / "prompts"
+    assert sorted(path.name for path in prompts.glob("*.md")) == ["extractor.md", "projector.md", "summarizer.md"]
+
+
+@pytest.mark.slow
 def test_bundle_leaves_out_web_engine_qml_and_tkinter(bundle: Path):
     names = [path.name for path in bundle.rglob("*")]
     for unwanted in ("WebEngine", "Qt6Qml", "Qt6Quick", "tkinter", "_tkinter", "libtk"):

@@ -164,3 +164,19 @@ def test_bad_arguments_name_the_field() -> None:
     with pytest.raises(ToolError, match="no retrieval batch"):
         tools.call("memory_assess", {"verdict": "partial", "evidence_refs": [], "fit": "", "missing": "",
                                      "next_strategy": "search_events"})
+
+
+def test_the_cli_refuses_a_model_adapter_without_a_model_or_key(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from stratagate.cli.main import cli
+
+    database = str(tmp_path / "agent.sqlite")
+    refused = CliRunner().invoke(cli, ["mcp", database, "--namespace", "agent", "--adapter", "openai"])
+    assert refused.exit_code == 2 and "--adapter openai needs --model" in refused.output
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    refused = CliRunner().invoke(cli, ["mcp", database, "--namespace", "agent", "--adapter", "anthropic",
+                                       "--model", "claude"])
+    assert refused.exit_code == 2 and "ANTHROPIC_API_KEY" in refused.output
+    assert not Path(database).exists()  # nothing was created
