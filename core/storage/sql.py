@@ -166,10 +166,12 @@ class SqlBackend:
         # Index lookups in one plain statement: a new process's first seal would otherwise spend more on
         # compiling the query (about 30 ms) than on running it. No thread is stored as NULL or '' (foreign
         # files): one equality each, as `IS NULL OR = ''` would scan the namespace's blocks.
-        one, other = ("thread_id IS NULL", "thread_id = ''") if thread_id is None else ("thread_id = :thread", "1 = 0")
+        # PostgreSQL's text columns use the "C" collation; a parameter compared in another would miss the indexes.
+        c = ' COLLATE "C"' if self.dialect == "postgresql" else ""
+        one, other = ("thread_id IS NULL", f"thread_id = ''{c}") if thread_id is None else (f"thread_id = :thread{c}", "1 = 0")
         with self._reading() as connection:
             count, last, last_other, highest = connection.execute(
-                text(_BLOCK_TALLY.format(one=one, other=other)), {"namespace": namespace, "thread": thread_id}
+                text(_BLOCK_TALLY.format(one=one, other=other, c=c)), {"namespace": namespace, "thread": thread_id}
             ).one()
         ends = [end for end in (last, last_other) if end is not None]
         return count or 0, max(ends) if ends else None, highest or 0
@@ -754,11 +756,11 @@ def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None
 
 
 _BLOCK_TALLY = """SELECT
-    (SELECT count(*) FROM blocks WHERE namespace = :namespace AND {one})
-        + (SELECT count(*) FROM blocks WHERE namespace = :namespace AND {other}),
-    (SELECT end_turn FROM blocks WHERE namespace = :namespace AND {one} ORDER BY sequence DESC LIMIT 1),
-    (SELECT end_turn FROM blocks WHERE namespace = :namespace AND {other} ORDER BY sequence DESC LIMIT 1),
-    (SELECT max(sequence) FROM blocks WHERE namespace = :namespace)"""
+    (SELECT count(*) FROM blocks WHERE namespace = :namespace{c} AND {one})
+        + (SELECT count(*) FROM blocks WHERE namespace = :namespace{c} AND {other}),
+    (SELECT end_turn FROM blocks WHERE namespace = :namespace{c} AND {one} ORDER BY sequence DESC LIMIT 1),
+    (SELECT end_turn FROM blocks WHERE namespace = :namespace{c} AND {other} ORDER BY sequence DESC LIMIT 1),
+    (SELECT max(sequence) FROM blocks WHERE namespace = :namespace{c})"""
 """`SqlBackend.block_tally`: blocks in a thread, its last block's end turn, the namespace's highest sequence."""
 
 BUSY_SQLSTATES = ("55P03", "40P01", "40001")
