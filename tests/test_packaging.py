@@ -142,6 +142,27 @@ def test_binary_reports_its_version(bundle: Path, tmp_path: Path):
     assert completed.stdout.strip() == f"{APP_NAME} {stratagate.__version__}"
 
 
+@pytest.mark.slow
+def test_bundle_ships_the_command_line_that_writes_and_verifies_a_memory(bundle: Path, tmp_path: Path):
+    command_line = bundle / "stratagate"
+    assert os.access(command_line, os.X_OK)
+    version = run_app(command_line, "--version", home=tmp_path / "home")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.strip() == f"stratagate, version {stratagate.__version__}"
+
+    memory = tmp_path / "demo.sqlite"
+    demo = run_app(command_line, "demo", str(memory), home=tmp_path / "home")
+    assert demo.returncode == 0, demo.stderr
+    verify = run_app(command_line, "journal", "verify", str(memory), home=tmp_path / "home")
+    assert verify.returncode == 0, verify.stderr
+    assert "Traceback" not in verify.stderr
+
+    # A user error is a one-line message and exit 2, as from the installed command.
+    missing = run_app(command_line, "journal", "verify", str(tmp_path / "missing.sqlite"), home=tmp_path / "home")
+    assert missing.returncode == 2
+    assert "Traceback" not in missing.stderr
+
+
 def test_desktop_entry_launches_the_app_with_its_icon_for_sqlite_files():
     entry = configparser.ConfigParser(interpolation=None, delimiters=("=",))
     entry.optionxform = str  # keys are case-sensitive
