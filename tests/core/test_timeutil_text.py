@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.errors import InvalidInputError
 from stratagate.text import compact, string_list, utf16_cut, utf16_length
 from stratagate.timeutil import parse_js_date, to_utc8_iso
+from tests.property_budget import examples
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,7 @@ def test_to_utc8_iso_covers_the_javascript_range(value, written):
         assert to_utc8_iso(value) == written
 
 
+@settings(max_examples=examples(200))
 @given(st.integers(min_value=-8_640_000_000_000_000, max_value=8_640_000_000_000_000 - 8 * 3_600_000))
 def test_every_written_instant_reads_back(ms):
     assert parse_js_date(to_utc8_iso(ms)) == ms
