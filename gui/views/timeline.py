@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stratagate.blocks import BLOCK_MAX_LEVEL, block_level_label, render_block
-from stratagate.model import Block, BlockContextEntry, Message
+from stratagate.blocks import BLOCK_MAX_LEVEL, BlockSpan, block_level_label, render_block
+from stratagate.model import Block, Message
 from stratagate_gui.changes import Changes
 from stratagate_gui.theme import LEVEL_COLOURS
 from stratagate_gui.views.cards import escape
@@ -44,15 +44,34 @@ MAX_LABELLED_BLOCKS = 400
 
 @dataclass
 class TimelineData:
-    blocks: list[Block]
-    levels: dict[str, BlockContextEntry]
-    block_decay_lambda: float
+    spans: list[BlockSpan]
+    """Every block of the thread (or all) as the plot and the list draw it: place, level now, no text."""
+    blocks: dict[str, Block]
+    """The blocks read in full: those rendered around the selection."""
 
 
-def load_timeline(memory: StrataGate, thread_id: str | None) -> TimelineData:
-    """Blocks of a thread (or all) with their decayed levels now (runs on the database worker)."""
-    entries = {entry.id: entry for entry in memory.get_block_context(thread_id)}
-    return TimelineData(list(memory.list_blocks(thread_id)), entries, memory.block_decay_lambda)
+def window_ids(spans: list[BlockSpan], around: str | None) -> list[str]:
+    """The ids rendered with `around` (default: the last block): `RENDERED_AROUND_SELECTION` on each side."""
+    ids = [span.id for span in spans]
+    index = ids.index(around) if around in ids else len(ids) - 1
+    return ids[max(0, index - RENDERED_AROUND_SELECTION) : index + RENDERED_AROUND_SELECTION + 1]
+
+
+def load_timeline(memory: StrataGate, thread_id: str | None, around: str | None) -> TimelineData:
+    """Spans of a thread (or all) from one query, and the full blocks of the window around `around` only
+    (runs on the database worker): a long memory is drawn without reading every block's text."""
+    spans = memory.block_spans(thread_id)
+    return TimelineData(spans, {block.id: block for block in memory.get_blocks(window_ids(spans, around))})
+
+
+def find_message_block(memory: StrataGate, spans: list[BlockSpan], message_id: str) -> Block | None:
+    """The block holding a raw message, read a chunk of blocks at a time (runs on the database worker)."""
+    ids = [span.id for span in spans]
+    for start in range(0, len(ids), 200):
+        for block in memory.get_blocks(ids[start : start + 200]):
+            if any(message.id == message_id for message in block.l5_raw):
+                return block
+    return None
 
 
 def raw_messages_markdown(messages: list[Message]) -> str:
@@ -66,9 +85,9 @@ def raw_messages_markdown(messages: list[Message]) -> str:
     return "\n\n".join(parts)
 
 
-def block_html(block: Block, entry: BlockContextEntry | None, level: int) -> str:
-    """One block's header and its content at `level`; L5 carries an anchor per message for jumps."""
-    current = entry.level if entry else block.pointer_current_level
+def block_html(block: Block, current: int, level: int) -> str:
+    """One block's header (with its `current` level) and its content at `level`; L5 carries an anchor per
+    message for jumps."""
     lifted = {None: "", "legacy": " · lifted (before v7 recorded by whom)"}.get(
         block.lift_source, f" · lifted by {block.lift_source}"
     )
@@ -103,15 +122,13 @@ class BlockTimelinePlot(pg.PlotWidget):
         """(block id, start turn, end turn, lane, level) as drawn."""
         self.scene().sigMouseClicked.connect(self._on_click)
 
-    def show_blocks(self, blocks: list[Block], levels: dict[str, BlockContextEntry], selected: str | None) -> None:
+    def show_spans(self, spans: list[BlockSpan], selected: str | None) -> None:
         self.clear()
         lanes: dict[str | None, int] = {}
         self.bars = []
-        for block in blocks:
-            lane = lanes.setdefault(block.thread_id, len(lanes))
-            entry = levels.get(block.id)
-            level = entry.level if entry else block.pointer_current_level
-            self.bars.append((block.id, block.start_turn, block.end_turn, lane, level))
+        for span in spans:
+            lane = lanes.setdefault(span.thread_id, len(lanes))
+            self.bars.append((span.id, span.start_turn, span.end_turn, lane, span.level))
         for level, colour in enumerate(LEVEL_COLOURS):
             bars = [bar for bar in self.bars if bar[4] == level]
             if bars:
@@ -151,7 +168,7 @@ class TimelineView(QWidget):
         super().__init__(ctx.host)
         self.ctx = ctx
         self.memory: StrataGate | None = None
-        self.data = TimelineData([], {}, 0.0)
+        self.data = TimelineData([], {})
         self.selected_block: str | None = None
         self.rendering_level = CURRENT_LEVEL
 
@@ -222,30 +239,28 @@ class TimelineView(QWidget):
     def reload(self) -> None:
         memory = self.memory
         if memory is None:
-            self._show(TimelineData([], {}, 0.0))
+            self._show(TimelineData([], {}))
             return
-        thread = self.ctx.thread_id
+        thread, around = self.ctx.thread_id, self.selected_block
         self.ctx.worker.run(
-            lambda: load_timeline(memory, thread),
+            lambda: load_timeline(memory, thread, around),
             on_done=lambda data: self._show(data) if memory is self.memory else None,
             description="load blocks",
         )
 
     def _show(self, data: TimelineData) -> None:
         self.data = data
-        ids = [block.id for block in data.blocks]
+        ids = [span.id for span in data.spans]
         if self.selected_block not in ids:
             self.selected_block = ids[-1] if ids else None
         self.block_list.blockSignals(True)
         self.block_list.clear()
-        for block in data.blocks:
-            entry = data.levels.get(block.id)
-            level = entry.level if entry else block.pointer_current_level
-            item = QListWidgetItem(f"L{level}  {block.id}  turns {block.start_turn}–{block.end_turn}\n{block.l0_title}")
-            item.setData(Qt.ItemDataRole.UserRole, block.id)
-            item.setForeground(QColor(LEVEL_COLOURS[level]))
+        for span in data.spans:
+            item = QListWidgetItem(f"L{span.level}  {span.id}  turns {span.start_turn}–{span.end_turn}\n{span.title}")
+            item.setData(Qt.ItemDataRole.UserRole, span.id)
+            item.setForeground(QColor(LEVEL_COLOURS[span.level]))
             self.block_list.addItem(item)
-            if block.id == self.selected_block:
+            if span.id == self.selected_block:
                 self.block_list.setCurrentItem(item)
         self.block_list.blockSignals(False)
         self._redraw()
@@ -265,9 +280,22 @@ class TimelineView(QWidget):
 
     def show_message(self, message_id: str) -> None:
         """Jump to a message: select its block, render it raw (L5) and scroll to the message."""
-        block = next((b for b in self.data.blocks if any(m.id == message_id for m in b.l5_raw)), None)
+        block = next((b for b in self.data.blocks.values() if any(m.id == message_id for m in b.l5_raw)), None)
         if block is None:
+            memory, spans = self.memory, self.data.spans
+            if memory is not None:  # outside the blocks read so far: look for it on the worker
+                self.ctx.worker.run(
+                    lambda: find_message_block(memory, spans, message_id),
+                    on_done=lambda found: self._show_message_in(memory, found, message_id),
+                    description=f"find message {message_id}",
+                )
             return
+        self._show_message_in(self.memory, block, message_id)
+
+    def _show_message_in(self, memory: StrataGate | None, block: Block | None, message_id: str) -> None:
+        if block is None or memory is not self.memory:
+            return
+        self.data.blocks[block.id] = block
         self.level_buttons.button(BLOCK_MAX_LEVEL).setChecked(True)
         self.rendering_level = BLOCK_MAX_LEVEL
         self.select_block(block.id)
@@ -304,17 +332,37 @@ class TimelineView(QWidget):
             self.select_block(item.data(Qt.ItemDataRole.UserRole))
 
     def _redraw(self) -> None:
-        self.plot.show_blocks(self.data.blocks, self.data.levels, self.selected_block)
-        blocks = self.data.blocks
-        index = next((i for i, block in enumerate(blocks) if block.id == self.selected_block), 0)
-        window = blocks[max(0, index - RENDERED_AROUND_SELECTION) : index + RENDERED_AROUND_SELECTION + 1]
+        """The plot from the spans; the text of the blocks around the selection, read first if needed."""
+        self.plot.show_spans(self.data.spans, self.selected_block)
+        wanted = window_ids(self.data.spans, self.selected_block)
+        missing = [block_id for block_id in wanted if block_id not in self.data.blocks]
+        memory, data = self.memory, self.data
+        if missing and memory is not None:
+            self.ctx.worker.run(
+                lambda: memory.get_blocks(missing),
+                on_done=lambda blocks: self._add_blocks(memory, data, blocks),
+                description="read the blocks shown",
+            )
+            return
+        self._render(wanted)
+
+    def _add_blocks(self, memory: StrataGate, data: TimelineData, blocks: list[Block]) -> None:
+        if memory is not self.memory or data is not self.data:
+            return  # another memory, thread or reload since
+        if len(data.blocks) > 4 * (2 * RENDERED_AROUND_SELECTION + 1):
+            data.blocks.clear()  # only the neighbourhood of the selection is kept in full
+        data.blocks.update((block.id, block) for block in blocks)
+        self._render(window_ids(data.spans, self.selected_block))
+
+    def _render(self, ids: list[str]) -> None:
+        levels = {span.id: span.level for span in self.data.spans}
         pieces = []
-        for block in window:
-            entry = self.data.levels.get(block.id)
-            level = self.rendering_level
-            if level == CURRENT_LEVEL:
-                level = entry.level if entry else block.pointer_current_level
-            pieces.append(block_html(block, entry, level))
+        for block_id in ids:
+            block = self.data.blocks.get(block_id)
+            if block is None:
+                continue
+            level = levels[block_id] if self.rendering_level == CURRENT_LEVEL else self.rendering_level
+            pieces.append(block_html(block, levels[block_id], level))
         self.content.setHtml("\n".join(pieces) if pieces else "<p>No sealed blocks.</p>")
         if self.selected_block:
             self.content.scrollToAnchor(self.selected_block)

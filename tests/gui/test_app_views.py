@@ -337,3 +337,25 @@ def test_the_element_list_holds_ids_and_reads_the_picked_element(opened_window, 
     opened_window.wait_idle()
     assert elements.element.id == elements.element_ids[-1]
     assert elements.facts.rowCount() == len(elements.element.facts)
+
+
+def test_the_timeline_draws_every_block_but_reads_only_those_around_the_selection(make_window, tmp_path: Path):
+    import stratagate
+    from stratagate_gui.views.timeline import RENDERED_AROUND_SELECTION
+
+    path = tmp_path / "long.sqlite"
+    with stratagate.open(path, "long", block_turn_size=1) as memory:
+        for turn in range(120):
+            memory.append_turn(f"question {turn}", f"answer {turn}")
+        sealed = len(memory.block_spans())
+    assert sealed > 2 * RENDERED_AROUND_SELECTION + 1
+    window = make_window()
+    window.open_location(str(path))
+    assert window.wait_idle()
+    timeline = window.timeline
+    assert len(timeline.plot.bars) == sealed and timeline.block_list.count() == sealed
+    assert len(timeline.data.blocks) == RENDERED_AROUND_SELECTION + 1  # the last block and the 40 before it
+    first = timeline.plot.bars[0][0]
+    timeline.select_block(first)
+    assert window.wait_idle()
+    assert first in timeline.data.blocks and "question 0" in timeline.content.toPlainText()
