@@ -24,7 +24,7 @@ from stratagate.journal import JournalRecord
 from stratagate.model import UsageReceipt
 from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_result
 from stratagate_gui.forensics.explain import QuerySpec, build_spec
-from stratagate_gui.forensics.replay import ReplayResult, recorded_spec, replay
+from stratagate_gui.forensics.replay import ReplayResult, ReplayRow, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
 from stratagate_gui.workers import DatabaseWorker
 
@@ -74,6 +74,23 @@ def receipt_row(receipt: UsageReceipt) -> list[Any]:
         audit.get("sessionId", ""),
         audit.get("turn", ""),
     ]
+
+
+THEN_NOW_PAIRS = tuple(
+    (REPLAY_COLUMNS.index(f"{name} then"), REPLAY_COLUMNS.index(f"{name} now")) for name in ("Rank", "Status", "Weight")
+)
+
+
+def drifted_columns(row: ReplayRow, cells: list[Any]) -> list[int]:
+    """The cells of a replay row to colour: its id, each then/now pair that differs, and the drift note; none
+    when the row did not drift, so the colour points at what changed."""
+    if not row.drift:
+        return []
+    columns = [0, REPLAY_COLUMNS.index("Drift")]
+    for then, now in THEN_NOW_PAIRS:
+        if cells[then] != cells[now]:
+            columns += [then, now]
+    return sorted(columns)
 
 
 def _optional(value: float | None) -> str:
@@ -214,8 +231,7 @@ class ReceiptsBrowser(QWidget):
         fill_table(self.replay_table, REPLAY_COLUMNS, rows)
         self.shown_rows = rows
         self.export_button.setEnabled(True)
-        for row_number, row in enumerate(result.rows):
-            if row.drift:
-                for column in range(len(REPLAY_COLUMNS)):
-                    self.replay_table.item(row_number, column).setForeground(DRIFT_COLOR)
+        for row_number, (row, cells) in enumerate(zip(result.rows, rows, strict=True)):
+            for column in drifted_columns(row, cells):
+                self.replay_table.item(row_number, column).setForeground(DRIFT_COLOR)
         self.replayed.emit(result)

@@ -218,6 +218,12 @@ def test_receipts_browser_lists_audits_and_replay_marks_drift(qtbot, worker, mem
     assert browser.replay_table.item(0, drift_column).text().startswith("forgotten now")
     assert browser.replay_table.item(0, 0).foreground().color() == DRIFT_COLOR
     assert "1 event(s) with curation rolled back" in browser.summary.text()
+    # Only what drifted is coloured: evt_83's title did not change, its status did.
+    title, status_then = REPLAY_COLUMNS.index("Title"), REPLAY_COLUMNS.index("Status then")
+    assert browser.replay_table.item(0, title).foreground().color() != DRIFT_COLOR
+    assert browser.replay_table.item(0, status_then).foreground().color() == DRIFT_COLOR
+    steady = [n for n, row in enumerate(result.rows) if not row.drift]
+    assert all(browser.replay_table.item(n, 0).foreground().color() != DRIFT_COLOR for n in steady)
     stack.clear()
 
 
