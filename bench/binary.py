@@ -59,6 +59,12 @@ def screenshot_seconds(command: list[str], out: Path) -> float:
     return time.perf_counter() - start
 
 
+def command_seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     # bench/run passes --quick to every benchmark; two builds are already the smallest run that compares.
@@ -81,6 +87,7 @@ def main() -> None:
         binary = [str(app_bundle / "stratagate-inspector"), "--self-test"]
         screenshot_seconds(binary, root / "first.png")
         app_start = screenshot_seconds(binary, root / "app.png")
+        cli_start = command_seconds([str(app_bundle / "stratagate"), "--version"])
         bare_start = screenshot_seconds([str(bare_bundle / "bare")], root / "bare.png")
         source_start = screenshot_seconds([sys.executable, "-m", "stratagate_gui.app", "--self-test"], root / "src.png")
 
@@ -100,7 +107,8 @@ def main() -> None:
         " (offscreen, demo memory already in the cache: open it, draw every view, save a screenshot);"
         " the peer only shows a label.\n\n"
         + markdown_table(["bundle", "build (s)", "size (MB)", "self-test start (s)"], rows)
-        + f"\n\nThe same self-test from the source install (`python -m stratagate_gui.app`) takes {source_start:.2f} s.\n\n"
+        + f"\n\nThe same self-test from the source install (`python -m stratagate_gui.app`) takes {source_start:.2f} s;"
+        f" the bundled command line (`stratagate --version`) starts and exits in {cli_start:.2f} s.\n\n"
         "Largest parts of `dist/stratagate-inspector/_internal/`:\n\n"
         + markdown_table(["part", "MB", "share"], largest),
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PyInstaller.archive.readers import CArchiveReader
+from PyInstaller.depend import bindepend
 from PySide6.QtGui import QImage
 
 import stratagate
@@ -72,6 +73,8 @@ def test_bundle_has_the_offscreen_and_xcb_platforms_the_font_and_the_icon(bundle
     assert (platforms / "libqxcb.so").is_file()
     assert (internal / "stratagate_resources" / "fonts" / "DejaVuSans.ttf").is_file()
     assert (internal / "stratagate_resources" / "icons" / "stratagate-inspector-256.png").is_file()
+    assert (internal / "docs" / "user-guide.md").is_file()
+    assert (internal / "docs" / "screenshots" / "timeline.png").is_file()
 
 
 def project_modules() -> set[str]:
@@ -104,10 +107,28 @@ def test_bundle_has_the_model_adapters_prompts(bundle: Path):
 
 
 @pytest.mark.slow
-def test_bundle_leaves_out_web_engine_qml_and_tkinter(bundle: Path):
+def test_bundle_leaves_out_web_engine_qml_tkinter_and_qt_parts_the_app_never_loads(bundle: Path):
     names = [path.name for path in bundle.rglob("*")]
-    for unwanted in ("WebEngine", "Qt6Qml", "Qt6Quick", "tkinter", "_tkinter", "libtk"):
+    for unwanted in ("WebEngine", "Qt6Qml", "Qt6Quick", "tkinter", "_tkinter", "libtk", "Qt6Network",
+                     "Qt6EglFS", "libqvnc", "libqeglfs", "libqlinuxfb", "libqtiff", "hypothesis"):
         assert not [name for name in names if unwanted in name], unwanted
+    assert not [path for path in bundle.rglob("*") if path.is_symlink() and not path.exists()], "dangling links"
+    qt = bundle / "_internal" / "PySide6" / "Qt"
+    assert not (qt / "translations").exists()
+    platforms = sorted(path.name for path in (qt / "plugins" / "platforms").iterdir())
+    assert platforms == ["libqoffscreen.so", "libqwayland.so", "libqxcb.so"]
+
+
+@pytest.mark.slow
+def test_every_bundled_qt_plugin_finds_its_qt_libraries_in_the_bundle(bundle: Path):
+    """What the exclusions left must still load: no kept plugin links a Qt library that was left out."""
+    internal = bundle / "_internal"
+    plugins = sorted((internal / "PySide6" / "Qt" / "plugins").rglob("*.so"))
+    assert plugins
+    for plugin in plugins:
+        for name, found in bindepend.get_imports(str(plugin)):
+            if name.startswith("libQt6"):
+                assert found and Path(found).is_relative_to(internal), f"{plugin.name} needs {name}"
 
 
 @pytest.mark.slow
@@ -183,3 +204,75 @@ def test_desktop_entry_passes_desktop_file_validate():
     completed = subprocess.run(["desktop-file-validate", str(DESKTOP_ENTRY)], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "error:" not in completed.stdout
+
+
+@pytest.fixture(scope="module")
+def deb(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("deb")
+    completed = subprocess.run(
+        ["bash", str(PROJECT / "packaging" / "build-deb.sh"), str(bundle), str(out)],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return Path(completed.stdout.strip())
+
+
+def dpkg(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """dpkg on a throwaway root with its own empty database, so this machine's packages stay untouched."""
+    return subprocess.run(
+        ["dpkg", f"--root={root}", "--force-not-root", "--force-depends", *arguments],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="dpkg-deb is not installed")
+def test_deb_names_the_package_its_libraries_and_installs_the_links_desktop_entry_and_icons(deb: Path):
+    assert deb.name == f"{APP_NAME}_{stratagate.__version__}_{deb.name.rsplit('_', 1)[1]}"
+    info = subprocess.run(["dpkg-deb", "--field", str(deb)], capture_output=True, text=True, check=True).stdout
+    assert f"Package: {APP_NAME}\n" in info and f"Version: {stratagate.__version__}\n" in info
+    assert "libxcb-cursor0" in info and "libegl1" in info
+    # Nothing runs as root at install time: the desktop and icon caches refresh through dpkg triggers.
+    control = subprocess.run(["dpkg-deb", "--ctrl-tarfile", str(deb)], capture_output=True, check=True).stdout
+    assert b"postinst" not in control and b"preinst" not in control
+
+    listing = subprocess.run(["dpkg-deb", "--contents", str(deb)], capture_output=True, text=True, check=True).stdout
+    assert "./usr/bin/stratagate-inspector -> /opt/stratagate-inspector/stratagate-inspector" in listing
+    assert "./usr/bin/stratagate -> /opt/stratagate-inspector/stratagate" in listing
+    for path in ("./opt/stratagate-inspector/_internal/", "./usr/share/applications/stratagate-inspector.desktop",
+                 "./usr/share/icons/hicolor/scalable/apps/stratagate-inspector.svg",
+                 "./usr/share/icons/hicolor/256x256/apps/stratagate-inspector.png"):
+        assert path in listing, path
+    assert {line.split()[1] for line in listing.splitlines()} == {"root/root"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("dpkg") is None, reason="dpkg is not installed")
+def test_installed_deb_starts_the_app_and_the_command_line_then_removes_cleanly(deb: Path, tmp_path: Path):
+    root = tmp_path / "root"
+    (root / "var" / "lib" / "dpkg" / "info").mkdir(parents=True)
+    (root / "var" / "lib" / "dpkg" / "updates").mkdir()
+    (root / "var" / "lib" / "dpkg" / "status").touch()
+    installed = dpkg(root, "--install", str(deb))
+    assert installed.returncode == 0, installed.stderr
+
+    def installed_program(link: str) -> Path:
+        """/usr/bin/NAME points into /opt; follow it inside the throwaway root."""
+        target = os.readlink(root / "usr" / "bin" / link)
+        assert target.startswith("/opt/stratagate-inspector/")
+        return root / target.lstrip("/")
+
+    shot = tmp_path / "installed.png"
+    app = run_app(installed_program(APP_NAME), "--self-test", str(shot), home=tmp_path / "home")
+    assert app.returncode == 0, app.stderr
+    assert not QImage(str(shot)).isNull()
+    memory = tmp_path / "demo.sqlite"
+    demo = run_app(installed_program("stratagate"), "demo", str(memory), home=tmp_path / "home")
+    assert demo.returncode == 0, demo.stderr
+    verify = run_app(installed_program("stratagate"), "journal", "verify", str(memory), home=tmp_path / "home")
+    assert verify.returncode == 0, verify.stderr
+
+    removed = dpkg(root, "--remove", APP_NAME)
+    assert removed.returncode == 0, removed.stderr
+    assert not (root / "opt" / "stratagate-inspector").exists()
+    assert not (root / "usr" / "bin" / APP_NAME).is_symlink()
