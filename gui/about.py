@@ -35,7 +35,7 @@ def about_text() -> str:
         f"<b>Schemas written:</b> v5 and v6 files in their own schema, v{SCHEMA_VERSION} otherwise; "
         f"upgrading to v{SCHEMA_VERSION} only when asked (File ▸ Upgrade to schema v7…).</p>"
         f"<p><b>Bundled parts and their licences:</b><ul>{licences}</ul></p>"
-        f"<p>User guide: <code>{USER_GUIDE}</code> in the source and the installed package.</p>"
+        f"<p>User guide: Help ▸ User guide (<code>{USER_GUIDE}</code> in the source and the packaged app).</p>"
     )
 
 

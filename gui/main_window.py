@@ -41,6 +41,7 @@ from stratagate_gui.opening import (
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.upgrade import add_upgrade_action
+from stratagate_gui.user_guide import UserGuideDialog
 from stratagate_gui.widgets.badges import OpenModeBadge
 from stratagate_gui.workers import DatabaseWorker
 from stratagate_gui.writes import Writes
@@ -225,6 +226,8 @@ class MainWindow(QMainWindow):
         self.view_menu = view_menu
         self.help_menu = self.menuBar().addMenu("&Help")
         """Kept last: features add their menus before it (`add_menu`)."""
+        guide = self.help_menu.addAction("&User guide")
+        guide.triggered.connect(lambda _checked=False: UserGuideDialog(self).open())
         about = self.help_menu.addAction("&About StrataGate Inspector")
         about.triggered.connect(lambda _checked=False: AboutDialog(self).open())
 
