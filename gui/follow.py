@@ -47,6 +47,7 @@ from stratagate.follow import (
 from stratagate_gui.workers import DatabaseWorker
 
 if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
     from stratagate_gui.context import AppContext
 
 POLL_MS = 250
@@ -71,7 +72,7 @@ class LiveFollow(QObject):
         self.announce = announce
         self.reopen = reopen
         """Opens the memory afresh (a read-only SQLite open reads a snapshot and cannot see new writes)."""
-        self.memory: Any = None
+        self.memory: StrataGate | None = None
         self.census: Census | None = None
         self._identity: str | None = None
         """For a snapshot open: the file's identity when it was opened; None when the revision is polled."""
@@ -90,7 +91,7 @@ class LiveFollow(QObject):
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._poll)
 
-    def set_memory(self, memory: Any) -> None:
+    def set_memory(self, memory: StrataGate | None) -> None:
         """Follow `memory` (None: stop). Takes the first census on the worker."""
         self.memory, self.census = memory, None
         if memory is None:
@@ -100,12 +101,12 @@ class LiveFollow(QObject):
                         description="take a census")
 
     @staticmethod
-    def _start(memory: Any) -> tuple[Census, str | None]:
+    def _start(memory: StrataGate) -> tuple[Census, str | None]:
         """On the worker: the first census, and the file's identity when the open reads a snapshot."""
         path = snapshot_file(memory.backend)
         return take_census(memory.backend, memory.namespace), file_identity(path) if path is not None else None
 
-    def _first_census(self, memory: Any, census: Census, identity: str | None) -> None:
+    def _first_census(self, memory: StrataGate, census: Census, identity: str | None) -> None:
         if memory is not self.memory:
             return
         self.census, self._identity, self._changed_identity = census, identity, None
@@ -141,7 +142,7 @@ class LiveFollow(QObject):
         self.worker.run(lambda: self._probe(memory), on_done=lambda result: self._probed(memory, result),
                         on_error=lambda _error: self._probed(memory, None), description="poll for other writers")
 
-    def _file_probed(self, memory: Any, identity: str) -> None:
+    def _file_probed(self, memory: StrataGate, identity: str) -> None:
         """A snapshot open is opened afresh once its file changed and then held still for one poll (a reopen
         in the middle of a burst of writes would be refused as a file changing while it is read)."""
         self._next_poll()
@@ -157,7 +158,7 @@ class LiveFollow(QObject):
         self.reopen()
 
     @staticmethod
-    def _probe(memory: Any) -> tuple[str, Census | None]:
+    def _probe(memory: StrataGate) -> tuple[str, Census | None]:
         """On the worker: ('external', census now) when another process wrote; ('same', None) when the stored
         revision is the one the memory last read (nothing moved, or this window wrote)."""
         stored = stored_revision(memory.backend, memory.namespace)
@@ -170,7 +171,7 @@ class LiveFollow(QObject):
         if self.following and self.memory is not None:
             self._timer.start()
 
-    def _probed(self, memory: Any, result: tuple[str, Census | None] | None) -> None:
+    def _probed(self, memory: StrataGate, result: tuple[str, Census | None] | None) -> None:
         self._next_poll()
         if memory is not self.memory or result is None:
             return
@@ -186,7 +187,7 @@ class LiveFollow(QObject):
         self.detected.emit(summary)
         self.announce(summary.text())
 
-    def _retake(self, memory: Any) -> None:
+    def _retake(self, memory: StrataGate) -> None:
         self._probing = True
         self._timer.stop()
 

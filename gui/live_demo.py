@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stratagate import __version__
 from stratagate.demo import load_conversation
 from stratagate_gui.application import demo_database_path, ensure_demo_database
 
 if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
     from stratagate_gui.inspector import InspectorWindow
 
 DEFAULT_PACE = 1.5
@@ -48,7 +49,7 @@ def start_live_demo(window: InspectorWindow, pace: float | None = None) -> None:
     pace = DEFAULT_PACE if pace is None else pace
     namespace = load_conversation()["namespace"]
 
-    def opened(memory: Any) -> None:
+    def opened(memory: StrataGate | None) -> None:
         if memory is None or window.opened is None or window.opened.location != str(live_database_path()):
             return
         window.memory_changed.disconnect(opened)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
@@ -18,10 +18,14 @@ from PySide6.QtWidgets import QMessageBox
 from stratagate.storage.schema import SCHEMA_VERSION
 from stratagate.storage.upgrade import backup_path, upgrade_file
 
+if TYPE_CHECKING:
+    from stratagate.memory import StrataGate
+    from stratagate_gui.main_window import MainWindow
+
 ACTION_TEXT = "Upgrade to schema v&7…"
 
 
-def add_upgrade_action(window: Any) -> QAction:
+def add_upgrade_action(window: MainWindow) -> QAction:
     """Add the action to `window.file_menu` (a `MainWindow`); it is enabled while an older SQLite file is open."""
     action = QAction(ACTION_TEXT, window)
     action.triggered.connect(lambda: upgrade_open_file(window))
@@ -31,7 +35,7 @@ def add_upgrade_action(window: Any) -> QAction:
     return action
 
 
-def upgradable(memory: Any) -> tuple[Path, int] | None:
+def upgradable(memory: StrataGate | None) -> tuple[Path, int] | None:
     """(file, schema version) when `memory` is an SQLite file older than v7."""
     backend = getattr(memory, "backend", None)
     version = getattr(backend, "schema_version", SCHEMA_VERSION)
@@ -40,7 +44,7 @@ def upgradable(memory: Any) -> tuple[Path, int] | None:
     return Path(backend.location), version
 
 
-def confirmation(window: Any, path: Path, version: int) -> QMessageBox:
+def confirmation(window: MainWindow, path: Path, version: int) -> QMessageBox:
     """The question asked before upgrading: what the reference will do afterwards, and where the backup is."""
     box = QMessageBox(window)
     box.setIcon(QMessageBox.Icon.Warning)
@@ -59,7 +63,7 @@ def confirmation(window: Any, path: Path, version: int) -> QMessageBox:
     return box
 
 
-def upgrade_open_file(window: Any, ask: Callable[[QMessageBox], bool] | None = None) -> None:
+def upgrade_open_file(window: MainWindow, ask: Callable[[QMessageBox], bool] | None = None) -> None:
     """Ask, then upgrade the open file and reopen it. `ask(box)` says yes or no (default: the dialog, modal)."""
     target = upgradable(window.memory)
     if target is None:
