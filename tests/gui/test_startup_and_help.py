@@ -55,3 +55,27 @@ def test_without_any_display_the_installed_app_exits_with_one_line_not_a_qt_abor
     (line,) = completed.stderr.splitlines()
     assert "--self-test" in line and "QT_QPA_PLATFORM=offscreen" in line
     assert "xcb" not in completed.stderr and not list(tmp_path.glob("core*"))
+
+
+def test_an_exception_raised_in_a_qt_slot_reaches_the_crash_dialog(make_window, qtbot):
+    """Qt calls the slot, not Python code under a try: the hook is the only thing that sees the error."""
+    from PySide6.QtCore import QTimer
+
+    from stratagate_gui.about import CrashDialog, show_uncaught_errors
+
+    window = make_window()
+
+    def broken_slot() -> None:
+        raise ValueError("raised inside a timer's slot")
+
+    previous = show_uncaught_errors(window)
+    try:
+        QTimer.singleShot(0, broken_slot)
+        qtbot.waitUntil(lambda: window.findChild(CrashDialog) is not None)
+        dialog = window.findChild(CrashDialog)
+        assert dialog.isVisible()
+        assert "ValueError: raised inside a timer's slot" in dialog.traceback.toPlainText()
+        assert "broken_slot" in dialog.traceback.toPlainText()
+        dialog.close()
+    finally:
+        sys.excepthook = previous
