@@ -362,6 +362,11 @@ class StrataGate:
         without any block's text: what a timeline is drawn from (`get_blocks` then loads the few shown)."""
         return spans_now(self._backend.block_spans(self.namespace, thread_id), self.block_decay_lambda)
 
+    def block_ids(self, where: Mapping[str, Any] | None = None) -> list[str]:
+        """Block ids in sequence order, filtered by the backend (threadId, messageId: the block holding that
+        raw message, text) without loading the blocks."""
+        return self._backend.query_keys(self.namespace, "blocks", dict(where) if where else None)
+
     def get_blocks(self, ids: Sequence[str]) -> list[Block]:
         """The blocks for these ids (from memory when loaded, else fetched), in the order asked."""
         if self._state.is_loaded("blocks"):

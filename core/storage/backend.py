@@ -122,7 +122,8 @@ class StorageBackend(Protocol):
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         """Keys of a section in section order, optionally filtered (`status`, `eventType`, `criticality`,
-        `participant`, `threadId`, `text` substring). Lets the app list 100k rows holding ids only."""
+        `participant`, `threadId`, `text` substring; blocks also `messageId`: the block holding that message).
+        Lets the app list 100k rows holding ids only."""
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         """The records for these keys, in the order asked; unknown keys are skipped."""

@@ -105,6 +105,8 @@ def _matches(record: Record, where: Record) -> bool:
             return False
         if name == "threadId" and record.get("threadId") != wanted:
             return False
+        if name == "messageId" and wanted not in {message["id"] for message in record.get("l5Raw") or []}:
+            return False
         if name == "participant" and str(wanted).casefold() not in {
             str(p).casefold() for p in temporal.get("participants") or []
         }:

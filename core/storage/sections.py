@@ -233,6 +233,9 @@ class SectionStore:
             },
             "blocks": {
                 "threadId": thread(b.c.thread_id),
+                "messageId": lambda value: b.c.id.in_(
+                    select(m.c.block_id).where(m.c.namespace == b.c.namespace, m.c.id == value)
+                ),
                 "text": text_in(b.c.id, b.c.l0_title, b.c.l1_summary, b.c.l3_condensed),
             },
             "openTail": {

@@ -117,7 +117,8 @@ def load_curves(memory: StrataGate, items: list[tuple[str, str]], horizon: int, 
     event_ids = [identifier for kind, identifier in items if kind == "event"]
     events = {event.id: event for event in memory.get_events(event_ids)} if event_ids else {}
     elements = {element.id: element for element in memory.list_elements()} if any(k == "element" for k, _ in items) else {}
-    blocks = list(memory.list_blocks()) if any(k == "block" for k, _ in items) else []
+    block_ids = [identifier for kind, identifier in items if kind == "block"]
+    blocks = {block.id: block for block in memory.get_blocks(block_ids)} if block_ids else {}
     turn_size = getattr(memory, "block_turn_size", 12)
     for kind, identifier in items:
         if kind == "event" and identifier in events:
@@ -126,11 +127,11 @@ def load_curves(memory: StrataGate, items: list[tuple[str, str]], horizon: int, 
         elif kind == "element" and identifier in elements:
             element = elements[identifier]
             curves.append(_memory_curve(kind, element, f"element {element.name}", now, horizon, event_base_lambda))
-        elif kind == "block":
-            block = next((b for b in blocks if b.id == identifier), None)
-            if block is not None:
-                thread = [b for b in blocks if b.thread_id == block.thread_id]
-                curves.append(_block_curve(block, thread, now, horizon, block_lambda, turn_size))
+        elif kind == "block" and identifier in blocks:
+            block = blocks[identifier]
+            # The thread's spans (a thread of None lists every block: keep the unthreaded ones).
+            thread = [span for span in memory.block_spans(block.thread_id) if span.thread_id == block.thread_id]
+            curves.append(_block_curve(block, thread, now, horizon, block_lambda, turn_size))
     return now, curves
 
 

@@ -194,6 +194,7 @@ def test_card_links_jump_to_blocks_messages_and_events(opened_window, qtbot):
     assert opened_window.tabs.currentWidget() is opened_window.timeline
     assert opened_window.timeline.selected_block == "blk_50"
     events.card.anchorClicked.emit(QUrl(internal_link("message", "msg_8")))
+    opened_window.wait_idle()  # the message's block is looked up on the worker
     assert opened_window.timeline.selected_block == "blk_25" and opened_window.timeline.rendering_level == 5
     events.card.anchorClicked.emit(QUrl(internal_link("event", "evt_53")))
     assert opened_window.tabs.currentWidget() is events

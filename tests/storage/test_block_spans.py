@@ -47,6 +47,9 @@ def _check_against_blocks(location: Any, namespace: str) -> None:
             assert found == _from_blocks(memory, thread)
         wanted = [span.id for span in spans[None][::-1][:2]]
         assert [block.id for block in memory.get_blocks(wanted)] == wanted
+        message = memory.get_blocks(wanted[:1])[0].l5_raw[-1].id
+        assert memory.block_ids({"messageId": message}) == wanted[:1]
+        assert memory.block_ids({"messageId": "msg_none"}) == []
 
 
 def test_spans_match_the_blocks_on_sqlite_and_postgresql(database: str, reference_v7: dict[str, Any]) -> None:
@@ -77,3 +80,5 @@ def test_spans_in_memory(reference_v7: dict[str, Any]) -> None:
     assert memory.thread_ids() == _threads_from_blocks(memory)
     assert memory.block_spans() == _from_blocks(memory)
     assert memory.block_spans("t-1") == _from_blocks(memory, "t-1")
+    last = memory.block_spans()[-1].id
+    assert memory.block_ids({"messageId": memory.get_blocks([last])[0].l5_raw[0].id}) == [last]
