@@ -145,6 +145,9 @@ class MainWindow(QMainWindow):
         self._fill_pickers(opened)
         self._show_memory_state()
         self.memory_changed.emit(opened.memory)
+        # Hashing reads the whole file but no database: in the file lane, so it never delays the first paint.
+        self.file_worker.run(opened.hash_file, on_done=lambda _digest: self._show_memory_state()
+                        if opened is self.opened else None, description="hash the file")
 
     def _on_open_failed(self, location: str, error: BaseException) -> None:
         self._stop_progress()

@@ -9,6 +9,7 @@ from stratagate.errors import StorageOpenError, StrataGateError
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
+    from stratagate.storage.sql import SqlBackend
 
 
 @dataclass
@@ -22,10 +23,19 @@ class OpenedMemory:
     namespaces: list[str] = field(default_factory=list)
     threads: list[str | None] = field(default_factory=list)
     file_sha256: str | None = None
+    """Set by `hash_file` once the window has painted."""
     notice: str | None = None
+    backend: SqlBackend | None = field(default=None, repr=False)
 
     def close(self) -> None:
         self.memory.close()
+
+    def hash_file(self) -> str | None:
+        """The file's sha256 (None on a server). It reads the whole file, so the window asks for it in its file
+        lane once the memory is shown, never before the first paint."""
+        if self.backend is not None:
+            self.file_sha256 = self.backend.file_sha256
+        return self.file_sha256
 
 
 def open_memory(location: str, namespace: str | None, read_only: bool) -> OpenedMemory:
@@ -48,8 +58,8 @@ def open_memory(location: str, namespace: str | None, read_only: bool) -> Opened
             read_only=memory.read_only,
             namespaces=namespaces,
             threads=list_threads(memory),
-            file_sha256=backend.file_sha256,
             notice=backend.notice,
+            backend=backend,
         )
     except BaseException:
         backend.close()

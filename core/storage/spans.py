@@ -74,8 +74,9 @@ def thread_ids(connection: Connection, sections: SectionStore, namespace: str) -
         select(b.c.thread_id).where(*_listed(b, sections, namespace))
         .group_by(b.c.thread_id).order_by(func.min(b.c.sequence))
     ).scalars()
+    # The open tail is short: read it in order by the container index rather than group it, which SQLite
+    # would do through the thread index, visiting every sealed message (seconds at 400k messages).
     of_tail = connection.execute(
-        select(m.c.thread_id).where(m.c.namespace == namespace, m.c.block_id.is_(None))
-        .group_by(m.c.thread_id).order_by(func.min(m.c.position))
+        select(m.c.thread_id).where(m.c.namespace == namespace, m.c.block_id.is_(None)).order_by(m.c.position)
     ).scalars()
     return list(dict.fromkeys(thread or None for thread in [*of_blocks, *of_tail]))
