@@ -64,14 +64,10 @@ def load_timeline(memory: StrataGate, thread_id: str | None, around: str | None)
     return TimelineData(spans, {block.id: block for block in memory.get_blocks(window_ids(spans, around))})
 
 
-def find_message_block(memory: StrataGate, spans: list[BlockSpan], message_id: str) -> Block | None:
-    """The block holding a raw message, read a chunk of blocks at a time (runs on the database worker)."""
-    ids = [span.id for span in spans]
-    for start in range(0, len(ids), 200):
-        for block in memory.get_blocks(ids[start : start + 200]):
-            if any(message.id == message_id for message in block.l5_raw):
-                return block
-    return None
+def find_message_block(memory: StrataGate, message_id: str) -> Block | None:
+    """The block holding a raw message, found by the storage's index and read alone (on the database worker)."""
+    found = memory.get_blocks(memory.block_ids({"messageId": message_id})[:1])
+    return found[0] if found else None
 
 
 def raw_messages_markdown(messages: list[Message]) -> str:
@@ -282,10 +278,10 @@ class TimelineView(QWidget):
         """Jump to a message: select its block, render it raw (L5) and scroll to the message."""
         block = next((b for b in self.data.blocks.values() if any(m.id == message_id for m in b.l5_raw)), None)
         if block is None:
-            memory, spans = self.memory, self.data.spans
+            memory = self.memory
             if memory is not None:  # outside the blocks read so far: look for it on the worker
                 self.ctx.worker.run(
-                    lambda: find_message_block(memory, spans, message_id),
+                    lambda: find_message_block(memory, message_id),
                     on_done=lambda found: self._show_message_in(memory, found, message_id),
                     description=f"find message {message_id}",
                 )
