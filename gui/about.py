@@ -23,6 +23,7 @@ BUNDLED = (
     ("PyICU with ICU", "MIT and the Unicode licence"),
     ("snowballstemmer", "BSD-3-Clause"),
     ("DejaVu fonts", "Bitstream Vera / DejaVu licence (resources/fonts/LICENSE-DejaVu.txt)"),
+    ("Noto Sans CJK (subset)", "SIL Open Font License 1.1 (resources/fonts/LICENSE-NotoSansCJK.txt)"),
 )
 
 

@@ -22,11 +22,21 @@ if TYPE_CHECKING:
     from stratagate_gui.main_window import MainWindow
 
 
-def load_bundled_fonts() -> None:
-    """The offscreen platform sees few system fonts; the bundled DejaVu keeps text legible everywhere."""
+CJK_FAMILY = "Noto Sans CJK JP"
+"""The bundled subset of Noto Sans CJK (resources/fonts, made by packaging/subset_cjk_font.py)."""
+
+
+def load_bundled_fonts(app: QApplication) -> None:
+    """The offscreen platform sees few system fonts; the bundled DejaVu keeps text legible everywhere, and
+    the bundled CJK subset draws Han, Kana and Hangul the same on every machine instead of whatever CJK font
+    (if any) the system has."""
     for font in files("stratagate_resources").joinpath("fonts").iterdir():
-        if font.name.endswith(".ttf"):
+        if font.name.endswith((".ttf", ".otf")):
             QFontDatabase.addApplicationFont(str(font))
+    # Qt tries the families in order for each character: Latin from the usual font or DejaVu, CJK from ours.
+    font = app.font()
+    font.setFamilies([font.family(), "DejaVu Sans", CJK_FAMILY])
+    app.setFont(font)
 
 
 def application_icon() -> QIcon:
@@ -45,7 +55,7 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app.setWindowIcon(application_icon())
     # Lets the desktop match windows to packaging/stratagate-inspector.desktop (taskbar icon, grouping).
     app.setDesktopFileName("stratagate-inspector")
-    load_bundled_fonts()
+    load_bundled_fonts(app)
     return app
 
 

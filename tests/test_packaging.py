@@ -72,6 +72,8 @@ def test_bundle_has_the_offscreen_and_xcb_platforms_the_font_and_the_icon(bundle
     assert (platforms / "libqoffscreen.so").is_file()
     assert (platforms / "libqxcb.so").is_file()
     assert (internal / "stratagate_resources" / "fonts" / "DejaVuSans.ttf").is_file()
+    assert (internal / "stratagate_resources" / "fonts" / "NotoSansCJKjp-Regular-Subset.otf").is_file()
+    assert (internal / "stratagate_resources" / "fonts" / "LICENSE-NotoSansCJK.txt").is_file()
     assert (internal / "stratagate_resources" / "icons" / "stratagate-inspector-256.png").is_file()
     assert (internal / "docs" / "user-guide.md").is_file()
     assert (internal / "docs" / "screenshots" / "timeline.png").is_file()
