@@ -23,6 +23,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -50,6 +51,9 @@ SUMMARY_SECTIONS = ("blocks", "events", "elements", "openTail")
 STEPS_PER_NAMESPACE = len(SNAPSHOT_SECTIONS)
 """Progress steps an export, import or copy reports for each namespace (one per section)."""
 SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
+SQLITE_TRANSFER_CACHE_KIB = 65_536
+"""SQLite page cache of a copy's or import's write transaction: with the default 2 MB, a 100k-event copy spills
+and rereads its growing indexes (176 s); 64 MB took 97 s at a 252 MiB peak, within the 300 MB budget."""
 PARTIAL_SUFFIX = ".partial"
 
 
@@ -311,7 +315,7 @@ def import_snapshots(
     """Write validated namespaces (and their journals) in one transaction; refuses, before writing any, to
     overwrite one unless `replace` (a replaced namespace's journal is replaced by the imported one)."""
     _refuse_taken(backend, list(entries), replace)
-    with backend.write_transaction(", ".join(entries)) as connection:
+    with backend.write_transaction(", ".join(entries)) as connection, _large_cache(connection):
         for namespace, entry in entries.items():
             snapshot = entry["snapshot"]
             backend.start_namespace(connection, namespace, snapshot, entry["revision"], replace=replace)
@@ -321,6 +325,20 @@ def import_snapshots(
                     progress(section)
             backend.finish_namespace(connection, namespace)
             _write_journal(backend, connection, namespace, entry.get("journal", []), replace)
+
+
+@contextmanager
+def _large_cache(connection: Connection) -> Iterator[None]:
+    """A larger SQLite page cache for one bulk write transaction, set back before the connection is reused."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    previous = connection.exec_driver_sql("PRAGMA cache_size").scalar_one()
+    connection.exec_driver_sql(f"PRAGMA cache_size = -{SQLITE_TRANSFER_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql(f"PRAGMA cache_size = {int(previous)}")
 
 
 def _refuse_taken(backend: SqlBackend, namespaces: list[str], replace: bool) -> None:
@@ -358,7 +376,11 @@ def copy_namespaces(
     SQLite → PostgreSQL: streamed chunk by chunk, all in one target transaction (all or nothing)."""
     _refuse_taken(target, namespaces, replace)
     check_nul = target.dialect == "postgresql"
-    with source.read_transaction() as origin, target.write_transaction(", ".join(namespaces)) as destination:
+    with (
+        source.read_transaction() as origin,
+        target.write_transaction(", ".join(namespaces)) as destination,
+        _large_cache(destination),
+    ):
         for namespace in namespaces:
             if check_nul and NUL in namespace:
                 raise _nul_refused(source, namespace, "the namespace name")
