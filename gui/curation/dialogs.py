@@ -12,13 +12,10 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate_gui.curation.actions import Step
+from stratagate_gui.widgets.human import arrow
 from stratagate_gui.widgets.tables import readonly_table
 
 PREVIEW_COLUMNS = ("Event", "Title", "Status", "Pinned", "Weight", "Superseded by")
-
-
-def _arrow(before: object, after: object) -> str:
-    return str(before) if before == after else f"{before} → {after}"
 
 
 def _weight(value: float) -> str:
@@ -34,10 +31,10 @@ def preview_rows(steps: list[Step], turn: int) -> list[tuple[str, ...]]:
             (
                 step.event_id,
                 step.title,
-                _arrow("new" if step.creates else step.before.status, step.after.status),
-                _arrow(step.before.pinned, step.after.pinned),
-                _arrow("—" if step.creates else _weight(weight_before), _weight(weight_after)),
-                _arrow(step.before.superseded_by or "—", step.after.superseded_by or "—"),
+                arrow("new" if step.creates else step.before.status, step.after.status),
+                arrow(step.before.pinned, step.after.pinned),
+                arrow("—" if step.creates else _weight(weight_before), _weight(weight_after)),
+                arrow(step.before.superseded_by or "—", step.after.superseded_by or "—"),
             )
         )
     return rows

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 from stratagate import journal
 from stratagate.journal import JournalRecord, VerifyResult
 from stratagate_gui.shortcuts import select_row
+from stratagate_gui.widgets.human import changes
+from stratagate_gui.widgets.tables import enable_sorting, sort_key
 from stratagate_gui.workers import DatabaseWorker
 
 JournalReader = Callable[[], list[JournalRecord]]
@@ -31,7 +33,20 @@ JournalChecker = Callable[[], VerifyResult]
 
 _ROOT = QModelIndex()
 BAD_ENTRY_COLOR = "#f4c7c3"
-COLUMNS = ("Seq", "Time", "Actor", "Action", "Ids", "Before", "After", "Hash")
+COLUMNS = ("Seq", "Time", "Actor", "Action", "Ids", "Change", "Hash")
+
+
+def cells(record: JournalRecord) -> tuple[object, ...]:
+    """The row of one entry; the change in human values (the raw JSON is in the tooltip and the export)."""
+    return (
+        record.seq,
+        record.time,
+        record.actor,
+        record.action,
+        ", ".join(record.ids) if isinstance(record.ids, list) else str(record.ids),
+        changes(record.before, record.after),
+        record.hash[:12] + "…",
+    )
 
 
 def _compact(value: Any) -> str:
@@ -43,11 +58,14 @@ class JournalModel(QAbstractTableModel):
         super().__init__(parent)
         self.records: list[JournalRecord] = []
         self.bad_seq: int | None = None
+        self.sorting: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
+        """The header's sort, kept so a refresh lists the new records in the same order."""
 
     def set_records(self, records: list[JournalRecord]) -> None:
         self.beginResetModel()
         self.records = records
         self.bad_seq = None
+        self._sort_records()
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
@@ -66,21 +84,31 @@ class JournalModel(QAbstractTableModel):
             return None
         record = self.records[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return (
-                record.seq,
-                record.time,
-                record.actor,
-                record.action,
-                ", ".join(record.ids) if isinstance(record.ids, list) else str(record.ids),
-                _compact(record.before),
-                _compact(record.after),
-                record.hash[:12] + "…",
-            )[index.column()]
+            return cells(record)[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"hash {record.hash}\nprevious {record.prev_hash}"
+            return (
+                f"before {_compact(record.before)}\nafter {_compact(record.after)}\n"
+                f"hash {record.hash}\nprevious {record.prev_hash}"
+            )
         if role == Qt.ItemDataRole.BackgroundRole and record.seq == self.bad_seq:
             return QColor(BAD_ENTRY_COLOR)
         return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """A header click: the journal is in memory, so sort it here; column -1 is journal order (seq)."""
+        self.layoutAboutToBeChanged.emit()
+        self.sorting = (column, order)
+        self._sort_records()
+        self.layoutChanged.emit()
+
+    def _sort_records(self) -> None:
+        column, order = self.sorting
+        if column < 0:
+            self.records.sort(key=lambda record: record.seq)
+        else:
+            self.records.sort(
+                key=lambda record: sort_key(cells(record)[column]), reverse=order == Qt.SortOrder.DescendingOrder
+            )
 
     def row_of(self, seq: int) -> int | None:
         for row, record in enumerate(self.records):
@@ -108,6 +136,7 @@ class JournalView(QWidget):
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
+        enable_sorting(self.table)
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.clicked.connect(self.refresh)
         self.verify_button = QPushButton("Verify chain", self)

@@ -26,6 +26,7 @@ from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_res
 from stratagate_gui.forensics.explain import QuerySpec, build_spec
 from stratagate_gui.forensics.replay import ReplayResult, ReplayRow, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
+from stratagate_gui.widgets.tables import source_row
 from stratagate_gui.workers import DatabaseWorker
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class ReceiptsBrowser(QWidget):
 
     def selected_receipt(self) -> UsageReceipt | None:
         rows = self.table.selectionModel().selectedRows()
-        return self.receipts[rows[0].row()] if rows else None
+        return self.receipts[source_row(self.table, rows[0].row())] if rows else None
 
     def _selection_changed(self) -> None:
         receipt = self.selected_receipt()
@@ -231,7 +232,8 @@ class ReceiptsBrowser(QWidget):
         fill_table(self.replay_table, REPLAY_COLUMNS, rows)
         self.shown_rows = rows
         self.export_button.setEnabled(True)
-        for row_number, (row, cells) in enumerate(zip(result.rows, rows, strict=True)):
-            for column in drifted_columns(row, cells):
-                self.replay_table.item(row_number, column).setForeground(DRIFT_COLOR)
+        for shown in range(self.replay_table.rowCount()):
+            source = source_row(self.replay_table, shown)
+            for column in drifted_columns(result.rows[source], rows[source]):
+                self.replay_table.item(shown, column).setForeground(DRIFT_COLOR)
         self.replayed.emit(result)

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -33,6 +32,7 @@ from stratagate_gui import shortcuts
 from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_result
 from stratagate_gui.forensics.explain import HitRow, QuerySpec, WorkbenchResult, build_spec, run_query
 from stratagate_gui.shortcuts import select_row
+from stratagate_gui.widgets.tables import enable_sorting, fill_rows, source_row
 from stratagate_gui.workers import DatabaseWorker
 
 if TYPE_CHECKING:
@@ -47,9 +47,7 @@ def fill_table(table: QTableWidget, headers: list[str], rows: list[list[Any]]) -
     table.setColumnCount(len(headers))
     table.setRowCount(len(rows))
     table.setHorizontalHeaderLabels(headers)
-    for row, values in enumerate(rows):
-        for column, value in enumerate(values):
-            table.setItem(row, column, QTableWidgetItem("" if value is None else str(value)))
+    fill_rows(table, rows)
     table.resizeColumnsToContents()
 
 
@@ -60,6 +58,7 @@ def make_table(parent: QWidget) -> QTableWidget:
     table.verticalHeader().hide()
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
+    enable_sorting(table)
     return table
 
 
@@ -265,7 +264,7 @@ class QueryWorkbench(QWidget):
         if self.result is None:
             return None
         rows = self.hits.selectionModel().selectedRows()
-        return self.result.hits[rows[0].row()] if rows else None
+        return self.result.hits[source_row(self.hits, rows[0].row())] if rows else None
 
     def _show_selected(self) -> None:
         hit = self.selected_hit()

@@ -20,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor
 
+from stratagate_gui.widgets.tables import sort_key
 from stratagate_gui.workers import DatabaseWorker
 
 Row = Sequence[Any]
@@ -41,18 +42,8 @@ def sorted_ids(ids: list[str], loader: RowLoader, column: int, descending: bool,
     for start in range(0, len(ids), chunk):
         part = ids[start : start + chunk]
         for identifier, row in zip(part, loader(part), strict=True):
-            keys[identifier] = _sort_key(row[column])
+            keys[identifier] = sort_key(row[column])
     return sorted(ids, key=keys.__getitem__, reverse=descending)
-
-
-def _sort_key(value: object) -> tuple[int, float, str]:
-    if isinstance(value, int | float):
-        return (0, float(value), "")
-    text = "" if value is None else str(value)
-    try:
-        return (0, float(text), "")
-    except ValueError:
-        return (1, 0.0, text.casefold())
 
 
 class LazyIdTableModel(QAbstractTableModel):

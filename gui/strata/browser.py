@@ -42,6 +42,7 @@ from stratagate_gui.strata.models import (
     iso_to_epoch,
 )
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.widgets.tables import enable_sorting
 from stratagate_gui.writes import Lane, Progress, WriteOp, Writes
 
 PREVIEW_LIMIT = 2 * 1024 * 1024
@@ -121,6 +122,7 @@ class StrataBrowser(QWidget):
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.verticalHeader().hide()
         view.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        enable_sorting(view)
         view.selectionModel().selectionChanged.connect(lambda *_args: self._selection_changed())
         self.tabs.addTab(view, title)
         return view

@@ -14,6 +14,7 @@ from datetime import datetime
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from stratagate.strata import Tier
+from stratagate_gui.widgets.tables import sort_key
 
 DAY = 86400
 _ROOT = QModelIndex()
@@ -54,6 +55,14 @@ TIER_COLUMNS: Sequence[Column] = (
     ("Accesses", lambda row, _now: "—" if row.access_count is None else str(row.access_count)),
     ("Size", lambda row, _now: "—" if row.size is None else f"{row.size:,} B"),
 )
+SORT_VALUES: dict[str, Callable[[BrowserRow], object]] = {
+    "Age": lambda row: None if row.timestamp is None else -row.timestamp,
+    "Accesses": lambda row: row.access_count,
+    "Size": lambda row: row.size,
+    "Score": lambda row: row.score,
+}
+"""Columns whose shown text does not sort (\"3 d\", \"1,024 B\"): the raw value they show instead."""
+
 SEARCH_COLUMNS: Sequence[Column] = (
     ("Tier", lambda row, _now: row.tier.value),
     ("Path", lambda row, _now: row.path),
@@ -68,15 +77,39 @@ class BrowserRowsModel(QAbstractTableModel):
         super().__init__(parent)
         self._columns = list(columns)
         self._rows: list[BrowserRow] = []
+        self._listed: list[BrowserRow] = []
+        """The rows in the order they were listed, for the header's third click (no sort)."""
+        self.sorting: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
         self._exposed = 0
         self._now = time.time()
 
     def set_rows(self, rows: list[BrowserRow]) -> None:
         self.beginResetModel()
-        self._rows = rows
-        self._exposed = min(len(rows), self.PAGE_SIZE)
+        self._listed = rows
         self._now = time.time()
+        self._rows = self._sorted()
+        self._exposed = min(len(rows), self.PAGE_SIZE)
         self.endResetModel()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """A header click: rows are in memory, so sort them here (numbers by value, unknown values last);
+        column -1 is the order they were listed in. Kept for the next `set_rows`."""
+        self.layoutAboutToBeChanged.emit()
+        self.sorting = (column, order)
+        self._rows = self._sorted()
+        self.layoutChanged.emit()
+
+    def _sorted(self) -> list[BrowserRow]:
+        column, order = self.sorting
+        if column < 0:
+            return list(self._listed)
+        title, text = self._columns[column]
+        raw = SORT_VALUES.get(title)
+        return sorted(
+            self._listed,
+            key=lambda row: sort_key(raw(row) if raw is not None else text(row, self._now)),
+            reverse=order == Qt.SortOrder.DescendingOrder,
+        )
 
     @property
     def total(self) -> int:

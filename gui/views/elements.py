@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QSlider,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +31,7 @@ from stratagate.timeutil import parse_js_date
 from stratagate_gui.changes import Changes
 from stratagate_gui.views.cards import element_summary_markdown, link
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.widgets.tables import enable_sorting, fill_rows
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
@@ -185,6 +185,7 @@ class ElementsView(QWidget):
         self.facts.verticalHeader().setVisible(False)
         self.facts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.facts.horizontalHeader().setStretchLastSection(True)
+        enable_sorting(self.facts)
         self.validity = ValidityPlot()
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, 1000)
@@ -304,14 +305,14 @@ class ElementsView(QWidget):
 
     def _fill_facts(self, element: Element) -> None:
         self.facts.setRowCount(len(element.facts))
-        for row, fact in enumerate(element.facts):
-            values = (fact.key, fact.mode, fact.value_text, fact.status, fact.valid_from or "−∞",
-                      fact.valid_to or "+∞", ", ".join(fact.source_event_ids))
-            for column, value in enumerate(values):
-                cell = QTableWidgetItem(value)
-                if column == 3:
-                    cell.setForeground(QColor(FACT_COLOURS.get(fact.status, "#3b82f6")))
-                self.facts.setItem(row, column, cell)
+        fill_rows(self.facts, [
+            (fact.key, fact.mode, fact.value_text, fact.status, fact.valid_from or "−∞", fact.valid_to or "+∞",
+             ", ".join(fact.source_event_ids))
+            for fact in element.facts
+        ])
+        for row in range(self.facts.rowCount()):
+            status = self.facts.item(row, 3)
+            status.setForeground(QColor(FACT_COLOURS.get(status.text(), "#3b82f6")))
 
     def show_as_of(self, at_ms: int) -> None:
         """Ask the engine for the element as of `at_ms` (epoch ms) and show it with its last change."""

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from stratagate.model import ModelResponse
 from stratagate_gui.forensics.workbench import fill_table, make_table
+from stratagate_gui.widgets.tables import source_row, visual_row
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
@@ -62,16 +63,17 @@ class ModelCallsView(QWidget):
         # A refresh keeps the call the user is reading selected, if it is still listed; else the newest call
         # is selected, its answer shown below.
         rows = self.table.selectionModel().selectedRows()
-        selected = self.responses[rows[0].row()] if rows else None
+        selected = self.responses[source_row(self.table, rows[0].row())] if rows else None
         self.responses = responses
         fill_table(self.table, COLUMNS, [call_row(response) for response in responses])
         self.answer.clear()
         if responses:
-            self.table.selectRow(responses.index(selected) if selected in responses else len(responses) - 1)
+            source = responses.index(selected) if selected in responses else len(responses) - 1
+            self.table.selectRow(visual_row(self.table, source))
             self._show_answer()
 
     def _show_answer(self) -> None:
         rows = self.table.selectionModel().selectedRows()
-        row = rows[0].row() if rows else self.table.currentRow()
+        row = source_row(self.table, rows[0].row() if rows else self.table.currentRow())
         if 0 <= row < len(self.responses):
             self.answer.setPlainText(self.responses[row].response)

@@ -14,15 +14,63 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+SOURCE_ROW = Qt.ItemDataRole.UserRole + 2
+"""Set on the first cell of a `SortableItem` row: the row's index in the list it was filled from."""
+
+
+def sort_key(value: object) -> tuple[int, float, str]:
+    """Numbers as numbers (so 10 sorts after 9), then text without case."""
+    if isinstance(value, int | float):
+        return (0, float(value), "")
+    text = "" if value is None else str(value)
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text.casefold())
+
+
+class SortableItem(QTableWidgetItem):
+    """A table cell that sorts by `sort_key` of its text instead of Qt's plain string order."""
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        return sort_key(self.text()) < sort_key(other.text())
+
+
+def fill_rows(table: QTableWidget, rows: Sequence[Sequence[object]]) -> None:
+    """Put `rows` in `table` (already sized), each first cell remembering its source index, then re-apply the
+    header's sort: sorting stays off while filling so rows land where they were put."""
+    sorting = table.isSortingEnabled()
+    table.setSortingEnabled(False)
+    for row, values in enumerate(rows):
+        for column, value in enumerate(values):
+            item = SortableItem("" if value is None else str(value))
+            if column == 0:
+                item.setData(SOURCE_ROW, row)
+            table.setItem(row, column, item)
+    table.setSortingEnabled(sorting)
+
+
+def source_row(table: QTableWidget, visual_row: int) -> int:
+    """The index in the filled list of the row shown at `visual_row` (they differ once the user sorted)."""
+    item = table.item(visual_row, 0)
+    return visual_row if item is None else int(item.data(SOURCE_ROW))
+
+
+def visual_row(table: QTableWidget, source: int) -> int:
+    """Where the row filled from index `source` is shown now."""
+    for row in range(table.rowCount()):
+        if source_row(table, row) == source:
+            return row
+    return source
+
 
 def readonly_table(parent: QWidget, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> QTableWidget:
     table = QTableWidget(len(rows), len(headers), parent)
     table.setHorizontalHeaderLabels(list(headers))
     table.verticalHeader().hide()
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    for row, values in enumerate(rows):
-        for column, value in enumerate(values):
-            table.setItem(row, column, QTableWidgetItem(value))
+    fill_rows(table, rows)
+    enable_sorting(table)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table

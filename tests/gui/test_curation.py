@@ -109,7 +109,7 @@ def test_pin_previews_weights_writes_a_journal_entry_and_pushes_one_command(harn
     ((title, steps, turn),) = harness.previews
     assert title == "Pin evt_51" and turn == 40
     row = preview_rows(steps, turn)[0]
-    assert row[0] == "evt_51" and row[3] == "False → True"
+    assert row[0] == "evt_51" and row[3] == "no → yes"
     assert row[4].endswith("→ 1.000") and not row[4].startswith("1.000")
     assert harness.stack.count() == 1 and harness.stack.undo_text() == "Pin evt_51"
     (entry,) = harness.journal()

@@ -37,8 +37,8 @@ def test_preview_lists_each_event_before_and_after(qtbot):
     dialog = PreviewDialog("Forget 2 events", steps, 40, None)
     qtbot.addWidget(dialog)
     assert _cells(dialog.table) == [
-        ["evt_1", "Kickoff", "active → forgotten", "False", "0.223 → 0.000", "—"],
-        ["evt_2", "Demo", "active → forgotten", "True", "1.000 → 0.000", "—"],
+        ["evt_1", "Kickoff", "active → forgotten", "no", "0.223 → 0.000", "—"],
+        ["evt_2", "Demo", "active → forgotten", "yes", "1.000 → 0.000", "—"],
     ]
     assert dialog.apply_button.text() == "Forget 2 events"
     dialog.apply_button.click()

@@ -57,7 +57,7 @@ def test_lists_entries_in_chain_order(view):
     assert [model.index(row, 0).data() for row in range(3)] == [1, 2, 3]
     assert model.index(1, 3).data() == "forget"
     assert model.index(1, 4).data() == "evt_b"
-    assert model.index(1, 6).data() == '{"status": "forgotten"}'
+    assert model.index(1, 5).data() == "status: active → forgotten"
     assert view.status.text() == "3 entries"
 
 
@@ -93,3 +93,20 @@ def test_without_a_memory_the_buttons_are_disabled(qtbot):
     assert not widget.verify_button.isEnabled() and not widget.refresh_button.isEnabled()
     assert widget.status.text() == "No memory open"
     worker.shutdown()
+
+
+def test_a_header_click_sorts_the_journal_and_a_refresh_keeps_the_order(qtbot, view):
+    view.table.sortByColumn(3, Qt.SortOrder.AscendingOrder)  # Action
+    model = view.model
+    assert [model.index(row, 3).data() for row in range(3)] == ["forget", "pin", "undo forget"]
+    view.refresh()
+    qtbot.waitUntil(lambda: view.status.text() == "3 entries")
+    assert [model.index(row, 0).data() for row in range(3)] == [2, 1, 3]
+    view.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the header's third click: chain order
+    assert [model.index(row, 0).data() for row in range(3)] == [1, 2, 3]
+
+
+def test_changes_are_shown_in_human_values_with_the_raw_json_in_the_tooltip(view):
+    cell = view.model.index(0, 5)
+    assert cell.data() == "pinned: no → yes"
+    assert '{"pinned": false}' in view.model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)

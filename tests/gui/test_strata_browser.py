@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QTableView
 
 from stratagate.strata import StrataConfig, StrataStore, Tier, janitor
@@ -206,3 +206,16 @@ def test_strata_menu_opens_a_store_in_a_main_window_tab(make_window, store: Stra
 
     box = open_data_directory(window.context, tmp_path / "not-a-store")
     assert box.isVisible() and "no Strata store here" in box.text()
+
+
+def test_a_header_click_sorts_a_tier_by_the_value_not_the_shown_text(browser: StrataBrowser, store: StrataStore):
+    for name, size in (("b.md", 900), ("a.md", 10_000)):
+        (store.cooled_root / name).write_text("x" * size)
+    browser.refresh()
+    view = browser.views["cooled"]
+    view.sortByColumn(3, Qt.SortOrder.AscendingOrder)  # Size: "10,000 B" after "900 B"
+    assert [row[0] for row in cells(view)] == ["entities/ada.md", "b.md", "a.md"]
+    view.sortByColumn(1, Qt.SortOrder.DescendingOrder)  # Age: the oldest first
+    assert cells(view)[0][0] == "entities/ada.md"
+    browser.refresh()  # a refresh keeps the header's order
+    assert cells(view)[0][0] == "entities/ada.md"
