@@ -159,6 +159,18 @@ def test_binary_self_test_screenshots_the_main_window_like_the_installed_app(bun
 
 
 @pytest.mark.slow
+def test_binary_without_a_display_says_what_to_do_in_one_line(bundle: Path, tmp_path: Path):
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}}
+    environment["HOME"] = str(tmp_path)
+    completed = subprocess.run([str(bundle / APP_NAME)], capture_output=True, text=True, timeout=180,
+                               env=environment)
+    assert completed.returncode == 2, completed.stderr
+    (line,) = completed.stderr.splitlines()
+    assert "--self-test" in line and "QT_QPA_PLATFORM=offscreen" in line
+
+
+@pytest.mark.slow
 def test_binary_reports_its_version(bundle: Path, tmp_path: Path):
     completed = run_app(bundle / APP_NAME, "--version", home=tmp_path)
     assert completed.returncode == 0, completed.stderr
