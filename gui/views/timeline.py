@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -16,8 +16,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
+    QListView,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -40,6 +39,7 @@ CURRENT_LEVEL = BLOCK_MAX_LEVEL + 1
 RENDERED_AROUND_SELECTION = 40
 """Blocks rendered on each side of the selected one: a long memory is read a window at a time."""
 MAX_LABELLED_BLOCKS = 400
+_ROOT = QModelIndex()
 
 
 @dataclass
@@ -101,6 +101,34 @@ def block_html(block: Block, current: int, level: int) -> str:
         content = render_block(block, level)
         parts.append(render_markdown(content))
     return "\n".join(parts) + "<hr/>"
+
+
+class SpanListModel(QAbstractListModel):
+    """The block list: one row per span, its text built when Qt asks for it (16k blocks list at once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans: list[BlockSpan] = []
+        self.rows: dict[str, int] = {}
+
+    def set_spans(self, spans: list[BlockSpan]) -> None:
+        self.beginResetModel()
+        self.spans = spans
+        self.rows = {span.id: row for row, span in enumerate(spans)}
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self.spans)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        span = self.spans[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"L{span.level}  {span.id}  turns {span.start_turn}–{span.end_turn}\n{span.title}"
+        if role == Qt.ItemDataRole.UserRole:
+            return span.id
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QColor(LEVEL_COLOURS[span.level])
+        return None
 
 
 class BlockTimelinePlot(pg.PlotWidget):
@@ -193,9 +221,12 @@ class TimelineView(QWidget):
         level_bar.addWidget(self.lift_target)
         level_bar.addWidget(self.lift_button)
 
-        self.block_list = QListWidget()
+        self.list_model = SpanListModel()
+        self.block_list = QListView()
+        self.block_list.setUniformItemSizes(True)  # rows are not measured one by one
+        self.block_list.setModel(self.list_model)
         self.block_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.block_list.currentItemChanged.connect(self._on_list_selection)
+        self.block_list.selectionModel().currentChanged.connect(self._on_list_selection)
         self.content = MarkdownBrowser()
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.block_list)
@@ -249,28 +280,15 @@ class TimelineView(QWidget):
         ids = [span.id for span in data.spans]
         if self.selected_block not in ids:
             self.selected_block = ids[-1] if ids else None
-        self.block_list.blockSignals(True)
-        self.block_list.clear()
-        for span in data.spans:
-            item = QListWidgetItem(f"L{span.level}  {span.id}  turns {span.start_turn}–{span.end_turn}\n{span.title}")
-            item.setData(Qt.ItemDataRole.UserRole, span.id)
-            item.setForeground(QColor(LEVEL_COLOURS[span.level]))
-            self.block_list.addItem(item)
-            if span.id == self.selected_block:
-                self.block_list.setCurrentItem(item)
-        self.block_list.blockSignals(False)
+        self.list_model.set_spans(data.spans)
+        self._select_in_list()
         self._redraw()
 
     # Selection, rendering, lifting -----------------------------------------------------------------------
 
     def select_block(self, block_id: str) -> None:
         self.selected_block = block_id
-        for row in range(self.block_list.count()):
-            item = self.block_list.item(row)
-            if item.data(Qt.ItemDataRole.UserRole) == block_id:
-                self.block_list.blockSignals(True)
-                self.block_list.setCurrentItem(item)
-                self.block_list.blockSignals(False)
+        self._select_in_list()
         self._redraw()
         self.block_selected.emit(block_id)
 
@@ -323,9 +341,21 @@ class TimelineView(QWidget):
             self._stale = False
             self.reload()
 
-    def _on_list_selection(self, item: QListWidgetItem | None) -> None:
-        if item is not None:
-            self.select_block(item.data(Qt.ItemDataRole.UserRole))
+    def _on_list_selection(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.select_block(current.data(Qt.ItemDataRole.UserRole))
+
+    def _select_in_list(self) -> None:
+        """Make the selected block the list's current row without signalling a new selection."""
+        row = self.list_model.rows.get(self.selected_block or "")
+        selection = self.block_list.selectionModel()
+        selection.blockSignals(True)
+        if row is None:
+            selection.clearCurrentIndex()
+        else:
+            self.block_list.setCurrentIndex(self.list_model.index(row))
+            self.block_list.scrollTo(self.list_model.index(row))
+        selection.blockSignals(False)
 
     def _redraw(self) -> None:
         """The plot from the spans; the text of the blocks around the selection, read first if needed."""

@@ -354,7 +354,7 @@ def test_the_timeline_draws_every_block_but_reads_only_those_around_the_selectio
     window.open_location(str(path))
     assert window.wait_idle()
     timeline = window.timeline
-    assert len(timeline.plot.bars) == sealed and timeline.block_list.count() == sealed
+    assert len(timeline.plot.bars) == sealed and timeline.list_model.rowCount() == sealed
     assert len(timeline.data.blocks) == RENDERED_AROUND_SELECTION + 1  # the last block and the 40 before it
     first = timeline.plot.bars[0][0]
     timeline.select_block(first)

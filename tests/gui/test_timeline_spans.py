@@ -53,7 +53,7 @@ def test_first_paint_reads_spans_and_only_the_blocks_shown(make_window, many_blo
     picker = window.thread_picker
     assert [picker.itemText(i) for i in range(picker.count())] == ["All threads", *THREADS]
     timeline = window.timeline
-    assert len(timeline.plot.bars) == BLOCKS and timeline.block_list.count() == BLOCKS
+    assert len(timeline.plot.bars) == BLOCKS and timeline.list_model.rowCount() == BLOCKS
     assert {lane for *_block, lane, _level in timeline.plot.bars} == {0, 1, 2}
     last = timeline.plot.bars[-1][0]
     assert timeline.selected_block == last
