@@ -8,6 +8,7 @@ serialized database thread every database call must go through, `writes` is the 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from stratagate_gui.about import AboutDialog
 from stratagate_gui.changes import Changes
 from stratagate_gui.context import AppContext, Jumps
 from stratagate_gui.opening import (
+    OpenCancelled,
     OpenedMemory,
     describe_open_error,
     list_threads,
@@ -110,13 +112,16 @@ class MainWindow(QMainWindow):
     # Opening ---------------------------------------------------------------------------------------------
 
     def open_location(self, location: str, namespace: str | None = None, read_only: bool = False) -> None:
-        """Open a file path or database URL on the worker, with a progress dialog for slow opens."""
+        """Open a file path or database URL on the worker, with a progress dialog and Cancel for slow opens.
+        A cancelled open leaves the window as it was: the open stops at its next step (a connection attempt
+        runs to its timeout) and whatever it opened is closed."""
         shown = shown_location(location)
-        self._start_progress(f"Opening {shown}…")
+        cancelled = threading.Event()
+        self._start_progress(f"Opening {shown}…", cancelled)
         self.worker.run(
-            lambda: open_memory(location, namespace, read_only),
-            on_done=self._on_opened,
-            on_error=lambda error: self._on_open_failed(shown, error),
+            lambda: open_memory(location, namespace, read_only, cancelled),
+            on_done=lambda opened: self._on_opened(opened, cancelled),
+            on_error=lambda error: self._on_open_failed(shown, error, cancelled),
             description=f"open {shown}",
         )
 
@@ -133,7 +138,11 @@ class MainWindow(QMainWindow):
         self._show_memory_state()
         self.memory_changed.emit(None)
 
-    def _on_opened(self, opened: OpenedMemory) -> None:
+    def _on_opened(self, opened: OpenedMemory, cancelled: threading.Event | None = None) -> None:
+        if cancelled is not None and cancelled.is_set():
+            # Finished after its last check for Cancel: close it, keep what the window shows.
+            self.worker.run(opened.close, description="close a cancelled open")
+            return
         self._stop_progress()
         previous = self.opened
         self.opened, self.memory, self.thread_id = opened, opened.memory, None
@@ -149,7 +158,9 @@ class MainWindow(QMainWindow):
         self.file_worker.run(opened.hash_file, on_done=lambda _digest: self._show_memory_state()
                         if opened is self.opened else None, description="hash the file")
 
-    def _on_open_failed(self, location: str, error: BaseException) -> None:
+    def _on_open_failed(self, location: str, error: BaseException, cancelled: threading.Event | None = None) -> None:
+        if isinstance(error, OpenCancelled) or (cancelled is not None and cancelled.is_set()):
+            return  # the user stopped it: nothing to report
         self._stop_progress()
         reason = describe_open_error(error)
         self.open_failed.emit(location, reason)
@@ -354,14 +365,18 @@ class MainWindow(QMainWindow):
 
     # Progress and errors ---------------------------------------------------------------------------------
 
-    def _start_progress(self, text: str) -> None:
+    def _start_progress(self, text: str, cancelled: threading.Event) -> None:
         self._stop_progress()
-        progress = QProgressDialog(text, "", 0, 0, self)
+        progress = QProgressDialog(text, "Cancel", 0, 0, self)
         progress.setWindowTitle("StrataGate Inspector")
-        progress.setCancelButton(None)
         progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(400)  # quick opens never flash a dialog
+        progress.setMinimumDuration(500)  # quick opens never flash a dialog
+        progress.canceled.connect(lambda: self._cancel_open(cancelled))
         self._progress = progress
+
+    def _cancel_open(self, cancelled: threading.Event) -> None:
+        cancelled.set()
+        self._stop_progress()
 
     def _stop_progress(self) -> None:
         if self._progress is not None:

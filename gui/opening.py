@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,26 +39,44 @@ class OpenedMemory:
         return self.file_sha256
 
 
-def open_memory(location: str, namespace: str | None, read_only: bool) -> OpenedMemory:
-    """Open `namespace` (default: the first one) of an existing StrataGate database; never creates one."""
+class OpenCancelled(Exception):
+    """The user cancelled the open; what it had opened is closed."""
+
+
+def open_memory(
+    location: str, namespace: str | None, read_only: bool, cancelled: threading.Event | None = None
+) -> OpenedMemory:
+    """Open `namespace` (default: the first one) of an existing StrataGate database; never creates one.
+
+    `cancelled` is checked between the steps: once set, the open stops at the next one and closes the database.
+    """
     from stratagate.memory import StrataGate
     from stratagate.storage.sql import open_backend
 
+    def stop_if_cancelled() -> None:
+        if cancelled is not None and cancelled.is_set():
+            raise OpenCancelled(location)
+
     backend = open_backend(location, read_only=read_only, create=False)
     try:
+        stop_if_cancelled()
         namespaces = backend.list_namespaces()
+        stop_if_cancelled()
         if not namespaces:
             raise StorageOpenError(backend.location, "holds no memory namespace")
         if namespace is not None and namespace not in namespaces:
             raise StorageOpenError(backend.location, f"has no namespace {namespace!r} (it has {', '.join(namespaces)})")
         memory = StrataGate.open_with_backend(backend, namespace or namespaces[0])
+        stop_if_cancelled()
+        threads = list_threads(memory)
+        stop_if_cancelled()
         return OpenedMemory(
             memory=memory,
             location=backend.location,
             namespace=memory.namespace,
             read_only=memory.read_only,
             namespaces=namespaces,
-            threads=list_threads(memory),
+            threads=threads,
             notice=backend.notice,
             backend=backend,
         )
