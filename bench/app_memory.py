@@ -175,8 +175,9 @@ def main() -> None:
     write_section(
         "app-memory",
         "## App first paint and memory (bench/app_memory.py)\n\nA new app process opens the memory read-only; "
-        "first paint is `open_location` to the window painted with the thread picker, the timeline and the "
-        "event list filled (every task the open queued delivered, then `window.grab()`); peak RSS is VmHWM. "
+        "first paint is `open_location` to the window painted with the thread picker filled, the timeline's "
+        "bars and selected block rendered and the event list's first row built (then `window.grab()`); \"all "
+        "reads\" is until every task the open queued has finished; peak RSS is VmHWM. "
         "Blocks hold 24 raw messages each; see the module docstring.\n\n" + table,
     )
 
