@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from stratagate.blocks import BLOCK_MAX_LEVEL, block_weight, decayed_block_level
 from stratagate.weights import BASE_LAMBDA, memory_weight_at
 from stratagate_gui.changes import Changes
+from stratagate_gui.widgets.plots import show_empty, show_values
 
 if TYPE_CHECKING:
     from stratagate.memory import StrataGate
@@ -139,6 +140,10 @@ def _short(label: str, limit: int = 48) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
+NO_MEMORY = "Open a memory, then pick events or blocks to plot their weight turn by turn"
+NO_CURVES = "Tick events or blocks in the list (or send them here from Events) to plot their weight turn by turn"
+
+
 class DecayView(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(ctx.host)
@@ -191,6 +196,7 @@ class DecayView(QWidget):
         ctx.writes.changes.connect(self._on_changes)
         self._stale = False
         """A write moved the plotted curves while this view was hidden: recompute when shown."""
+        self._draw()
 
     def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
@@ -254,15 +260,18 @@ class DecayView(QWidget):
     def _draw(self) -> None:
         self.plot.clear()
         self.legend.clear()
-        if self.memory is None:
+        shown = [
+            (index, curve) for index, curve in enumerate(self.curves)
+            if (item := self.item_list.item(index)) is None or item.checkState() == Qt.CheckState.Checked
+        ]
+        if self.memory is None or not shown:
+            show_empty(self.plot, NO_MEMORY if self.memory is None else NO_CURVES)
             return
+        show_values(self.plot)
         now_line = pg.InfiniteLine(self.current_turn, angle=90, pen=pg.mkPen("#6b7280", width=1),
                                    label=f"now: turn {self.current_turn}", labelOpts={"position": 0.95, "color": "#6b7280"})
         self.plot.addItem(now_line)
-        for index, curve in enumerate(self.curves):
-            item = self.item_list.item(index)
-            if item is not None and item.checkState() != Qt.CheckState.Checked:
-                continue
+        for index, curve in shown:
             colour = CURVE_COLOURS[index % len(CURVE_COLOURS)]
             self.plot.plot(*curve.past, pen=pg.mkPen(colour, width=2), name=_short(curve.label))
             self.plot.plot(*curve.projected, pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine))

@@ -31,6 +31,7 @@ from stratagate.timeutil import parse_js_date
 from stratagate_gui.changes import Changes
 from stratagate_gui.views.cards import element_summary_markdown, link
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.widgets.plots import CalendarAxis, show_empty, show_values
 from stratagate_gui.widgets.tables import enable_sorting, fill_rows
 
 if TYPE_CHECKING:
@@ -98,21 +99,29 @@ def state_diff_markdown(state: AsOfState) -> str:
     return "\n".join(lines)
 
 
+NO_FACTS = "Pick an element in the list to see when each of its facts was valid"
+
+
 class ValidityPlot(pg.PlotWidget):
     """One lane per fact key; each fact is a bar from valid-from to valid-to (open ends run to the edge)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")})
+        super().__init__(parent, axisItems={"bottom": CalendarAxis()})
         self.setMinimumHeight(160)
         self.setMouseEnabled(y=False)
         self.hideButtons()
         self.intervals: list[tuple[str, str, int, float, float]] = []
         """(fact id, key, lane, start s, end s) as drawn."""
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ef4444", width=2))
+        show_empty(self, NO_FACTS)
 
     def show_facts(self, facts: list[ElementFact], edges_ms: tuple[int, int]) -> None:
         self.clear()
         self.intervals = []
+        if not facts:
+            show_empty(self, NO_FACTS)
+            return
+        show_values(self)
         lanes: list[tuple[str, float]] = []
         """(key, end of its last bar): a fact overlapping the last bar of its key's lanes opens a new lane."""
         low, high = edges_ms[0] / 1000, edges_ms[1] / 1000
@@ -236,7 +245,7 @@ class ElementsView(QWidget):
         self.facts.setRowCount(0)
         self.summary.clear()
         self.state_view.clear()
-        self.validity.clear()
+        show_empty(self.validity, NO_FACTS)
         if memory is not None:
             self.ctx.worker.run(lambda: element_labels(memory),
                                     on_done=lambda labels: self._show_elements(memory, labels),

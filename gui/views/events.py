@@ -31,6 +31,7 @@ from stratagate_gui.models.lazy_table import LazyIdTableModel, Row, sorted_ids
 from stratagate_gui.views.cards import event_card_markdown
 from stratagate_gui.views.temporal import event_times, happened_text
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
+from stratagate_gui.widgets.plots import CalendarAxis, show_empty, show_values
 from stratagate_gui.widgets.row_menu import RowAction, show_row_menu
 from stratagate_gui.widgets.tables import enable_sorting
 
@@ -141,13 +142,16 @@ class EventFilterBar(QWidget):
         return {key: value for key, value in where.items() if value and value != ANY}
 
 
+NO_TIMES = "Select events that have a mentioned or happened date to place them in time"
+
+
 class TemporalPlot(pg.PlotWidget):
     """Two lanes on one date axis: when each selected event was mentioned, and when it happened."""
 
     MENTIONED_LANE, HAPPENED_LANE = 1.0, 0.0
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")})
+        super().__init__(parent, axisItems={"bottom": CalendarAxis()})
         self.setMinimumHeight(150)
         self.setMouseEnabled(y=False)
         self.hideButtons()
@@ -158,6 +162,7 @@ class TemporalPlot(pg.PlotWidget):
         self.mentioned_points: list[tuple[str, float]] = []
         self.happened_spans: list[tuple[str, float, float]] = []
         self.unreadable: list[str] = []
+        show_empty(self, NO_TIMES)
 
     def show_events(self, events: list[Event], highlighted: str | None) -> None:
         self.clear()
@@ -188,9 +193,12 @@ class TemporalPlot(pg.PlotWidget):
                 flag.setPos(times.mentioned.start, self.HAPPENED_LANE)
                 self.addItem(flag)
         xs = [x for _id, x in self.mentioned_points] + [x for _id, s, e in self.happened_spans for x in (s, e)]
-        if xs:
-            margin = max(86_400.0, (max(xs) - min(xs)) * 0.05)
-            self.setXRange(min(xs) - margin, max(xs) + margin, padding=0)
+        if not xs:
+            show_empty(self, NO_TIMES)
+            return
+        show_values(self)
+        margin = max(86_400.0, (max(xs) - min(xs)) * 0.05)
+        self.setXRange(min(xs) - margin, max(xs) + margin, padding=0)
         self.setYRange(-0.6, 1.6, padding=0)
 
 
