@@ -47,6 +47,7 @@ RECEIPT_COLUMNS = [
 REPLAY_COLUMNS = [
     "Event",
     "Title",
+    "Drift",  # next to the title, so it is in view without scrolling right
     "In receipt",
     "Rank then",
     "Rank now",
@@ -54,7 +55,6 @@ REPLAY_COLUMNS = [
     "Status now",
     "Weight then",
     "Weight now",
-    "Drift",
 ]
 DRIFT_COLOR = QColor("#b91c1c")
 
@@ -218,14 +218,14 @@ class ReceiptsBrowser(QWidget):
             [
                 row.id,
                 row.title,
-                "yes" if row.in_receipt else "",
+                "; ".join(row.drift),
+                "yes" if row.in_receipt else "no",
                 row.rank_then or "—",
                 row.rank_now or "—",
                 row.status_then or "(did not exist)",
                 row.status_now or "(missing)",
                 _optional(row.weight_then),
                 _optional(row.weight_now),
-                "; ".join(row.drift),
             ]
             for row in result.rows
         ]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 KIND_LABELS = {"events": "Events", "elements": "Elements (facts)", "raw": "Raw memory"}
 NO_INTENT = "(weight)"
+MAX_COLUMN_WIDTH = 320
 
 
 def fill_table(table: QTableWidget, headers: list[str], rows: list[list[Any]]) -> None:
@@ -49,6 +50,10 @@ def fill_table(table: QTableWidget, headers: list[str], rows: list[list[Any]]) -
     table.setHorizontalHeaderLabels(headers)
     fill_rows(table, rows)
     table.resizeColumnsToContents()
+    # A long title or drift note would push the other columns out of view: cap it, the cell's tooltip has
+    # the whole text.
+    for column in range(table.columnCount() - 1):
+        table.setColumnWidth(column, min(table.columnWidth(column), MAX_COLUMN_WIDTH))
 
 
 def make_table(parent: QWidget) -> QTableWidget:

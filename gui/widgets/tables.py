@@ -18,6 +18,9 @@ SOURCE_ROW = Qt.ItemDataRole.UserRole + 2
 """Set on the first cell of a `SortableItem` row: the row's index in the list it was filled from."""
 
 
+LONG_TEXT = 40
+
+
 def sort_key(value: object) -> tuple[int, float, str]:
     """Numbers as numbers (so 10 sorts after 9), then text without case."""
     if isinstance(value, int | float):
@@ -44,6 +47,8 @@ def fill_rows(table: QTableWidget, rows: Sequence[Sequence[object]]) -> None:
     for row, values in enumerate(rows):
         for column, value in enumerate(values):
             item = SortableItem("" if value is None else str(value))
+            if len(item.text()) > LONG_TEXT:
+                item.setToolTip(item.text())  # the column may be too narrow to show it all
             if column == 0:
                 item.setData(SOURCE_ROW, row)
             table.setItem(row, column, item)

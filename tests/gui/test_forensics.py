@@ -14,9 +14,10 @@ from stratagate.memory import open as open_memory
 from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.forensics.receipts import DRIFT_COLOR, REPLAY_COLUMNS, ReceiptsBrowser
-from stratagate_gui.forensics.workbench import QueryWorkbench
+from stratagate_gui.forensics.workbench import MAX_COLUMN_WIDTH, QueryWorkbench
 from stratagate_gui.shortcuts import select_row
 from stratagate_gui.undo import UndoHistory
+from stratagate_gui.widgets.tables import LONG_TEXT
 from stratagate_gui.workers import DatabaseWorker
 from stratagate_gui.writes import Writes
 from tests.conftest import REFERENCE_NAMESPACE
@@ -224,6 +225,17 @@ def test_receipts_browser_lists_audits_and_replay_marks_drift(qtbot, worker, mem
     assert browser.replay_table.item(0, status_then).foreground().color() == DRIFT_COLOR
     steady = [n for n, row in enumerate(result.rows) if not row.drift]
     assert all(browser.replay_table.item(n, 0).foreground().color() != DRIFT_COLOR for n in steady)
+    # The drift column is in view at a laptop width, no column runs off the screen, a long note keeps its
+    # whole text in the tooltip, and values read as words.
+    browser.resize(900, 700)
+    browser.show()
+    table = browser.replay_table
+    header = table.horizontalHeader()
+    assert header.sectionViewportPosition(drift_column) + 60 < table.viewport().width()
+    assert all(header.sectionSize(column) <= MAX_COLUMN_WIDTH for column in range(len(REPLAY_COLUMNS) - 1))
+    note = table.item(0, drift_column)
+    assert len(note.text()) <= LONG_TEXT or note.toolTip() == note.text()
+    assert table.item(0, REPLAY_COLUMNS.index("In receipt")).text() == "yes"
     stack.clear()
 
 
