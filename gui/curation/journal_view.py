@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from stratagate import journal
 from stratagate.journal import JournalRecord, VerifyResult
 from stratagate_gui.shortcuts import select_row
+from stratagate_gui.widgets.facets import FacetFilter
 from stratagate_gui.widgets.human import changes
 from stratagate_gui.widgets.tables import enable_sorting, sort_key
 from stratagate_gui.workers import DatabaseWorker
@@ -137,6 +138,7 @@ class JournalView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         enable_sorting(self.table)
+        self.action_filter = FacetFilter(self.table, COLUMNS.index("Action"), "action", self)
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.clicked.connect(self.refresh)
         self.verify_button = QPushButton("Verify chain", self)
@@ -150,6 +152,8 @@ class JournalView(QWidget):
         buttons.addWidget(self.refresh_button)
         buttons.addWidget(self.verify_button)
         buttons.addWidget(self.export_button)
+        buttons.addWidget(QLabel("Action:", self))
+        buttons.addWidget(self.action_filter)
         buttons.addWidget(self.status, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)

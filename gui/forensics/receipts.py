@@ -26,6 +26,7 @@ from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_res
 from stratagate_gui.forensics.explain import QuerySpec, build_spec
 from stratagate_gui.forensics.replay import ReplayResult, ReplayRow, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
+from stratagate_gui.widgets.facets import FacetFilter
 from stratagate_gui.widgets.tables import source_row
 from stratagate_gui.workers import DatabaseWorker
 
@@ -112,6 +113,7 @@ class ReceiptsBrowser(QWidget):
         self.recorded: QuerySpec | None = None
         self.table = make_table(self)
         self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.verdict_filter = FacetFilter(self.table, RECEIPT_COLUMNS.index("Verdict"), "verdict", self)
         self.query = QLineEdit(self)
         self.query.setPlaceholderText("Query to replay (receipts do not keep it); empty = ranking by weight")
         self.query.returnPressed.connect(self.replay_selected)
@@ -135,7 +137,16 @@ class ReceiptsBrowser(QWidget):
         lower_layout.addWidget(self.summary)
         lower_layout.addWidget(self.replay_table, 1)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
-        splitter.addWidget(self.table)
+        upper = QWidget(self)
+        upper_layout = QVBoxLayout(upper)
+        upper_layout.setContentsMargins(0, 0, 0, 0)
+        facets = QHBoxLayout()
+        facets.addWidget(QLabel("Verdict:", upper))
+        facets.addWidget(self.verdict_filter)
+        facets.addStretch(1)
+        upper_layout.addLayout(facets)
+        upper_layout.addWidget(self.table, 1)
+        splitter.addWidget(upper)
         splitter.addWidget(lower)
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
@@ -166,6 +177,7 @@ class ReceiptsBrowser(QWidget):
     def _show_receipts(self, receipts: list[UsageReceipt]) -> None:
         self.receipts = list(receipts)
         fill_table(self.table, RECEIPT_COLUMNS, [receipt_row(receipt) for receipt in self.receipts])
+        self.verdict_filter.refresh()
         self.summary.setText(f"{len(self.receipts)} usage receipts")
 
     def selected_receipt(self) -> UsageReceipt | None:

@@ -30,6 +30,7 @@ from stratagate.model import Element, ElementFact
 from stratagate.timeutil import parse_js_date
 from stratagate_gui.changes import Changes
 from stratagate_gui.views.cards import element_summary_markdown, link
+from stratagate_gui.widgets.facets import FacetFilter
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
 from stratagate_gui.widgets.plots import CalendarAxis, show_empty, show_values
 from stratagate_gui.widgets.tables import enable_sorting, fill_rows
@@ -195,6 +196,7 @@ class ElementsView(QWidget):
         self.facts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.facts.horizontalHeader().setStretchLastSection(True)
         enable_sorting(self.facts)
+        self.status_filter = FacetFilter(self.facts, FACT_COLUMNS.index("Status"), "status")
         self.validity = ValidityPlot()
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, 1000)
@@ -218,6 +220,11 @@ class ElementsView(QWidget):
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.summary)
+        status_row = QHBoxLayout()
+        status_row.addWidget(QLabel("Fact status:"))
+        status_row.addWidget(self.status_filter)
+        status_row.addStretch(1)
+        right_layout.addLayout(status_row)
         right_layout.addWidget(self.facts, 2)
         right_layout.addWidget(self.validity, 2)
         right_layout.addLayout(as_of_bar)
@@ -322,6 +329,7 @@ class ElementsView(QWidget):
         for row in range(self.facts.rowCount()):
             status = self.facts.item(row, 3)
             status.setForeground(QColor(FACT_COLOURS.get(status.text(), "#3b82f6")))
+        self.status_filter.refresh()
 
     def show_as_of(self, at_ms: int) -> None:
         """Ask the engine for the element as of `at_ms` (epoch ms) and show it with its last change."""

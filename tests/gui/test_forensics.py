@@ -202,6 +202,10 @@ def test_receipts_browser_lists_audits_and_replay_marks_drift(qtbot, worker, mem
         "37",
     ]
     assert browser.table.item(1, 6).text() == "Which room the demo is in."
+    verdicts = [browser.table.item(row, 4).text() for row in range(3)]
+    browser.verdict_filter.setCurrentText("sufficient")
+    assert [not browser.table.isRowHidden(row) for row in range(3)] == [v == "sufficient" for v in verdicts]
+    browser.verdict_filter.setCurrentText("(all)")
     select_row(browser.table, 0)
     browser.query.setText("Atlas storage database")
     with qtbot.waitSignal(browser.replayed) as signal:

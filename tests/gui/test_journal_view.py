@@ -110,3 +110,21 @@ def test_changes_are_shown_in_human_values_with_the_raw_json_in_the_tooltip(view
     cell = view.model.index(0, 5)
     assert cell.data() == "pinned: no → yes"
     assert '{"pinned": false}' in view.model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_the_action_facet_shows_only_its_entries_and_survives_a_refresh_and_a_sort(qtbot, view):
+    assert [view.action_filter.itemText(n) for n in range(view.action_filter.count())] == [
+        "(all)", "forget", "pin", "undo forget"]
+    view.action_filter.setCurrentText("forget")
+
+    def shown() -> list[int]:
+        return [view.model.index(row, 0).data() for row in range(3) if not view.table.isRowHidden(row)]
+
+    assert shown() == [2]
+    view.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+    assert shown() == [2]
+    view.refresh()
+    qtbot.waitUntil(lambda: view.status.text() == "3 entries")
+    assert shown() == [2]
+    view.action_filter.setCurrentText("(all)")
+    assert sorted(shown()) == [1, 2, 3]

@@ -70,3 +70,4 @@ def test_empty_plots_say_what_to_do_and_show_no_tick_values(opened_window, qtbot
     window.wait_idle()
     assert empty_message(decay.plot) == NO_MEMORY and not _values_shown(decay.plot)
     assert empty_message(elements.validity) == NO_FACTS and not _values_shown(elements.validity)
+

@@ -184,3 +184,15 @@ def test_every_table_of_the_main_window_sorts_when_its_header_is_clicked(opened_
             changed |= {name} if after != before else set()
     # Tables with rows in the reference memory: the order really changed on a click.
     assert {"Events", "Events to curate", "Usage receipts", "Model calls", "Fact versions"} <= changed
+
+
+def test_the_fact_status_facet_hides_the_other_facts(opened_window, qtbot):
+    elements = opened_window.elements
+    elements.element_list.setCurrentRow(0)
+    opened_window.wait_idle()
+    facts, facet = elements.facts, elements.status_filter
+    statuses = [facts.item(row, 3).text() for row in range(facts.rowCount())]
+    assert [facet.itemText(n) for n in range(1, facet.count())] == sorted(set(statuses))
+    chosen = statuses[0]
+    facet.setCurrentText(chosen)
+    assert [not facts.isRowHidden(row) for row in range(facts.rowCount())] == [s == chosen for s in statuses]
