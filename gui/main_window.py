@@ -83,6 +83,8 @@ class MainWindow(QMainWindow):
         self.thread_id: str | None = None
         self.theme = theme
         self._progress: QProgressDialog | None = None
+        self._opens_running: set[threading.Event] = set()
+        """The Cancel events of the opens not delivered yet, set when the window closes."""
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -117,6 +119,7 @@ class MainWindow(QMainWindow):
         runs to its timeout) and whatever it opened is closed."""
         shown = shown_location(location)
         cancelled = threading.Event()
+        self._opens_running.add(cancelled)
         self._start_progress(f"Opening {shown}…", cancelled)
         self.worker.run(
             lambda: open_memory(location, namespace, read_only, cancelled),
@@ -139,6 +142,7 @@ class MainWindow(QMainWindow):
         self.memory_changed.emit(None)
 
     def _on_opened(self, opened: OpenedMemory, cancelled: threading.Event | None = None) -> None:
+        self._opens_running.discard(cancelled)
         if cancelled is not None and cancelled.is_set():
             # Finished after its last check for Cancel: close it, keep what the window shows.
             self.worker.run(opened.close, description="close a cancelled open")
@@ -159,6 +163,7 @@ class MainWindow(QMainWindow):
                         if opened is self.opened else None, description="hash the file")
 
     def _on_open_failed(self, location: str, error: BaseException, cancelled: threading.Event | None = None) -> None:
+        self._opens_running.discard(cancelled)
         if isinstance(error, OpenCancelled) or (cancelled is not None and cancelled.is_set()):
             return  # the user stopped it: nothing to report
         self._stop_progress()
@@ -386,6 +391,9 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         opened, self.opened, self.memory = self.opened, None, None
+        # An open still running stops at its next step and closes what it opened: nobody will receive it.
+        for cancelled in self._opens_running:
+            cancelled.set()
         # Reads still queued are dropped; the memory closes after the task running now, then the threads end.
         self.file_worker.shutdown()
         self.worker.shutdown(last=opened.close if opened is not None else None)

@@ -79,3 +79,29 @@ def test_cancel_during_a_slow_step_closes_what_the_open_had_opened(make_window, 
     assert window.wait_idle()
     assert window.memory is None and window.opened is None
     assert len(closed) == 1 and closed[0].location == str(reference_db_copy)
+
+
+def test_closing_the_window_during_an_open_closes_what_the_open_had_opened(make_window, reference_db_copy: Path,
+                                                                           monkeypatch):
+    step_started, release = threading.Event(), threading.Event()
+    closed: list[SqlBackend] = []
+    original_list_threads, backend_close = opening.list_threads, SqlBackend.close
+
+    def slow_list_threads(memory):
+        step_started.set()
+        release.wait(30)
+        return original_list_threads(memory)
+
+    def spy_close(self):
+        closed.append(self)
+        backend_close(self)
+
+    monkeypatch.setattr(opening, "list_threads", slow_list_threads)
+    monkeypatch.setattr(SqlBackend, "close", spy_close)
+    window = make_window()
+    window.open_location(str(reference_db_copy), "project:atlas")
+    assert step_started.wait(10)
+    # Closing waits for the running task; the step finishes shortly after, from another thread.
+    threading.Timer(0.2, release.set).start()
+    window.close()
+    assert len(closed) == 1 and closed[0].location == str(reference_db_copy)
