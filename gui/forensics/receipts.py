@@ -27,6 +27,7 @@ from stratagate_gui.forensics.explain import QuerySpec, build_spec
 from stratagate_gui.forensics.replay import ReplayResult, ReplayRow, recorded_spec, replay
 from stratagate_gui.forensics.workbench import fill_table, make_table
 from stratagate_gui.widgets.facets import FacetFilter
+from stratagate_gui.widgets.human import human
 from stratagate_gui.widgets.tables import source_row
 from stratagate_gui.workers import DatabaseWorker
 
@@ -62,19 +63,23 @@ DRIFT_COLOR = QColor("#b91c1c")
 JournalReader = Callable[[], list[JournalRecord]]
 
 
-def receipt_row(receipt: UsageReceipt) -> list[Any]:
+def receipt_row(receipt: UsageReceipt) -> list[str]:
+    """The receipt in human values: a missing audit field is a dash, a score three places, a flag yes/no."""
     audit = receipt.audit or {}
     return [
-        receipt.id,
-        receipt.created_at,
-        ", ".join(receipt.event_ids),
-        ", ".join(receipt.element_ids),
-        audit.get("verdict", ""),
-        audit.get("fit", ""),
-        audit.get("missing", ""),
-        audit.get("nextStrategy", ""),
-        audit.get("sessionId", ""),
-        audit.get("turn", ""),
+        human(value)
+        for value in (
+            receipt.id,
+            receipt.created_at,
+            receipt.event_ids,
+            receipt.element_ids,
+            audit.get("verdict"),
+            audit.get("fit"),
+            audit.get("missing"),
+            audit.get("nextStrategy"),
+            audit.get("sessionId"),
+            audit.get("turn"),
+        )
     ]
 
 

@@ -249,3 +249,13 @@ def test_the_workbench_forgets_no_memory_open_once_one_is_open(qtbot, worker, me
     assert workbench.summary.text() == "No memory open"
     workbench.set_memory(memory)
     assert workbench.summary.text() == "" and workbench.run_button.isEnabled()
+
+
+def test_a_receipt_row_reads_in_human_values():
+    from stratagate.model import UsageReceipt
+    from stratagate_gui.forensics.receipts import RECEIPT_COLUMNS, receipt_row
+
+    receipt = UsageReceipt("answer:9", ["evt_1", "evt_2"], [], "2026-03-01T10:00:00Z", {"verdict": "partial", "fit": 0.5})
+    row = dict(zip(RECEIPT_COLUMNS, receipt_row(receipt), strict=True))
+    assert row["Events"] == "evt_1, evt_2" and row["Elements"] == "—"
+    assert (row["Verdict"], row["Fit"], row["Missing"], row["Turn"]) == ("partial", "0.500", "—", "—")
