@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 from stratagate.blocks import BLOCK_MAX_LEVEL, block_weight, decayed_block_level
 from stratagate.weights import BASE_LAMBDA, memory_weight_at
 from stratagate_gui.changes import Changes
+from stratagate_gui.views.reload_when_shown import ReloadWhenShown
 from stratagate_gui.widgets.plots import show_empty, show_values
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ NO_MEMORY = "Open a memory, then pick events or blocks to plot their weight turn
 NO_CURVES = "Tick events or blocks in the list (or send them here from Events) to plot their weight turn by turn"
 
 
-class DecayView(QWidget):
+class DecayView(ReloadWhenShown, QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(ctx.host)
         self.ctx = ctx
@@ -194,8 +194,6 @@ class DecayView(QWidget):
             control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         ctx.writes.changes.connect(self._on_changes)
-        self._stale = False
-        """A write moved the plotted curves while this view was hidden: recompute when shown."""
         self._draw()
 
     def set_memory(self, memory: StrataGate | None) -> None:
@@ -210,16 +208,7 @@ class DecayView(QWidget):
     def _on_changes(self, changes: Changes) -> None:
         """A pin, a forget or a lift moves the plotted curves: recompute them, now if shown, else when shown."""
         if changes.touches_events or changes.touches_blocks:
-            if self.isVisible():
-                self.reload()
-            else:
-                self._stale = True
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._stale:
-            self._stale = False
-            self.reload()
+            self.reload_when_shown()
 
     def show_items(self, kind: str, ids: list[str]) -> None:
         """Plot these events, elements or blocks (replacing what was plotted)."""

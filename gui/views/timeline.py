@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -28,6 +28,7 @@ from stratagate.model import Block, Message
 from stratagate_gui.changes import Changes
 from stratagate_gui.theme import LEVEL_COLOURS
 from stratagate_gui.views.cards import escape
+from stratagate_gui.views.reload_when_shown import ReloadWhenShown
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser, render_markdown
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ class BlockTimelinePlot(pg.PlotWidget):
                 return
 
 
-class TimelineView(QWidget):
+class TimelineView(ReloadWhenShown, QWidget):
     block_selected = Signal(str)
     lift_requested = Signal(str, int)
     """(block id, level): the Lift button, for the curation controller."""
@@ -252,8 +253,6 @@ class TimelineView(QWidget):
         ctx.host.thread_changed.connect(lambda _thread: self.reload())
         ctx.writes.changes.connect(self._on_changes)
         self._pending_message: str | None = None
-        self._stale = False
-        """Blocks changed while this view was hidden: re-read them when it is shown."""
 
     # Loading ---------------------------------------------------------------------------------------------
 
@@ -330,16 +329,7 @@ class TimelineView(QWidget):
     def _on_changes(self, changes: Changes) -> None:
         """A lift, its undo or a re-read moves blocks' levels: re-read them, keeping the selected block."""
         if changes.touches_blocks:
-            if self.isVisible():
-                self.reload()
-            else:
-                self._stale = True
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._stale:
-            self._stale = False
-            self.reload()
+            self.reload_when_shown()
 
     def _on_list_selection(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
