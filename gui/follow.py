@@ -200,6 +200,13 @@ class LiveFollow(QObject):
                         on_error=lambda _error: self._next_poll(), description="take a census")
 
 
+def _feed_item(text: str) -> QTreeWidgetItem:
+    """A feed line; its whole text is also its tooltip, for a dock narrower than the line."""
+    item = QTreeWidgetItem([text])
+    item.setToolTip(0, text)
+    return item
+
+
 class ChangeFeed(QDockWidget):
     """The dock listing what other processes wrote; items jump to their views."""
 
@@ -220,6 +227,7 @@ class ChangeFeed(QDockWidget):
         self.status = QLabel(body)
         self.tree = QTreeWidget(body)
         self.tree.setHeaderHidden(True)
+        self.tree.setMinimumWidth(320)  # wide enough for "since revision R: …" at the default font
         self.tree.setAccessibleName("Changes from other processes")
         self.tree.itemActivated.connect(self._open)
         self.tree.itemClicked.connect(self._open)
@@ -237,9 +245,9 @@ class ChangeFeed(QDockWidget):
         self._show_following(follow.following)
 
     def add(self, summary: ChangeSummary) -> None:
-        entry = QTreeWidgetItem([f"{time.strftime('%H:%M:%S')}  {summary.text()}"])
+        entry = _feed_item(f"{time.strftime('%H:%M:%S')}  {summary.text()}")
         for item in summary.items:
-            child = QTreeWidgetItem([item.text + (f": {', '.join(item.ids[:3])}" if item.ids else "")])
+            child = _feed_item(item.text + (f": {', '.join(item.ids[:3])}" if item.ids else ""))
             child.setData(0, Qt.ItemDataRole.UserRole, item)
             entry.addChild(child)
         self.tree.insertTopLevelItem(0, entry)
