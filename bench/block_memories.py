@@ -11,12 +11,11 @@ Everything is streamed into one transaction, so a million events build in bounde
 from __future__ import annotations
 
 import random
-import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from memory_files import cache_directory
+from memory_files import cache_directory, publish
 from search import iter_synthetic_events
 
 from stratagate.storage.sql import open_backend
@@ -109,13 +108,7 @@ def block_memory(events: int, blocks: int) -> Path:
                 backend.write_records(connection, NAMESPACE, section, chunk)
         print("bench: building the search index", file=sys.stderr, flush=True)
         backend.finish_namespace(connection, NAMESPACE)
-    with sqlite3.connect(building) as connection:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    connection.close()
-    building.with_name(building.name + "-wal").unlink(missing_ok=True)
-    building.with_name(building.name + "-shm").unlink(missing_ok=True)
-    building.rename(path)
-    return path
+    return publish(building, path)
 
 
 if __name__ == "__main__":

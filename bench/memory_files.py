@@ -37,6 +37,18 @@ def cache_directory() -> Path:
     return base
 
 
+def publish(building: Path, path: Path) -> Path:
+    """Move a finished cache file into place as one self-contained file: its WAL folded in, then renamed, so a
+    killed build never leaves a half-built file under the final name."""
+    with sqlite3.connect(building) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    building.with_name(building.name + "-wal").unlink(missing_ok=True)
+    building.with_name(building.name + "-shm").unlink(missing_ok=True)
+    building.rename(path)
+    return path
+
+
 def _records(size: int, blocks: list[str]) -> Iterator[dict]:
     """Complete event records: decay inputs vary (mentions 1-3, adopted at turns 0-20) so weights differ."""
     rng = random.Random(size)
@@ -77,13 +89,7 @@ def memory_file(size: int) -> Path:
         # One build of the persistent index from the stored events, as a file written before it existed gets.
         backend.event_search_index(NAMESPACE, lambda done, total: print(
             f"bench: indexed {done:,} / {total:,}", file=sys.stderr, flush=True))
-    with sqlite3.connect(building) as connection:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    connection.close()
-    building.with_name(building.name + "-wal").unlink(missing_ok=True)
-    building.with_name(building.name + "-shm").unlink(missing_ok=True)
-    building.rename(path)
-    return path
+    return publish(building, path)
 
 
 FTS5_COLUMNS = ("title", "summary", "tags", "quotes", "narrative", "participants", "event_type", "original_text",
