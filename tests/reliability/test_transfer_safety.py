@@ -164,6 +164,7 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(["rm", "-rf", str(folder)], check=True)
 
 
+@pytest.mark.usefixtures("nobody_reads_the_project")
 def test_a_writable_open_of_a_read_only_file_exits_2_and_creates_nothing(curated: Path, shared_folder: Path) -> None:
     """Permission checks are real: the command runs as `nobody` (see `_as_nobody`)."""
     path = shared_folder / "memory.sqlite"

@@ -115,6 +115,7 @@ def shared_dir() -> Iterator[Path]:
     shutil.rmtree(directory)
 
 
+@pytest.mark.usefixtures("nobody_reads_the_project")
 @pytest.mark.parametrize("read_only", ["folder", "file"])
 def test_migrate_of_a_read_only_folder_or_file_exits_2_and_leaves_no_backup(shared_dir: Path, read_only: str) -> None:
     folder = shared_dir / "memory"
