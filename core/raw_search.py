@@ -26,8 +26,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
-import snowballstemmer
-
 from stratagate.errors import InvalidInputError
 from stratagate.model import Block, Message
 from stratagate.search.documents import SearchField
@@ -222,7 +220,6 @@ class MemoryTurnSearch:
         return self._search.search(query, limit, explain)
 
 _WORD = "word:"
-_STEMMER = snowballstemmer.stemmer("english")
 
 # English function words: articles, pronouns, auxiliaries and modals, prepositions, conjunctions and question
 # words (closed word classes only; no content word, however common). Turns are short, so BM25 gives a rare
@@ -262,7 +259,16 @@ def _ascii_apostrophe(word: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _STEMMER.stemWord(word)
+    return _stemmer().stemWord(word)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    # Imported on first use: snowballstemmer loads every language's stemmer, which a process that never runs
+    # a ranked raw search (the CLI's event search, the app's start) should not pay for.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 def _key(index: int) -> str:

@@ -27,7 +27,6 @@ from typing import Any
 import icu
 import numpy as np
 from sqlalchemy import Connection, cast, delete, func, insert, inspect, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.search.bm25 import average_length, idf, unique_query_terms
@@ -62,8 +61,12 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
 def _upsert(connection: Connection, table: Any, rows: list[dict[str, Any]], set_: Callable[[Any], dict]) -> None:
     if not rows:
         return
-    insert_ = sqlite_insert if connection.dialect.name == "sqlite" else postgresql_insert
-    statement = insert_(table)
+    if connection.dialect.name == "sqlite":
+        statement = sqlite_insert(table)
+    else:  # imported here: an SQLite reader never loads the PostgreSQL dialect (see storage.sections)
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        statement = postgresql_insert(table)
     keys = [column.name for column in table.primary_key.columns]
     connection.execute(statement.on_conflict_do_update(index_elements=keys, set_=set_(statement.excluded)), rows)
 

@@ -34,12 +34,11 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
 )
-from sqlalchemy.dialects.postgresql import BYTEA
 
 Text = TEXT().with_variant(TEXT(collation="C"), "postgresql")
 Int = Integer().with_variant(BigInteger(), "postgresql")
 Real = REAL().with_variant(Double(), "postgresql")
-Blob = LargeBinary().with_variant(BYTEA(), "postgresql")
+Blob = LargeBinary()  # BYTEA on PostgreSQL
 
 search_metadata = MetaData()
 

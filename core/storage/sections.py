@@ -29,8 +29,6 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.errors import StrataGateError
@@ -67,14 +65,26 @@ def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> 
     """INSERT … ON CONFLICT (primary key) DO UPDATE every other column, on SQLite and PostgreSQL alike."""
     if not rows:
         return
-    insert = sqlite_insert if connection.dialect.name == "sqlite" else postgresql_insert
-    statement = insert(table)
+    if connection.dialect.name == "sqlite":
+        statement = sqlite_insert(table)
+    else:
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        statement = postgresql_insert(table)
     key_names = [column.name for column in table.primary_key.columns]
     statement = statement.on_conflict_do_update(
         index_elements=key_names,
         set_={c.name: statement.excluded[c.name] for c in table.columns if c.name not in key_names},
     )
     connection.execute(statement, rows)
+
+
+def _jsonb() -> Any:
+    # The PostgreSQL dialect is imported only where it is used: it pulls in asyncio and every driver's
+    # dialect module, which a process reading an SQLite file never needs.
+    from sqlalchemy.dialects.postgresql import JSONB
+
+    return JSONB()
 
 
 def _grouped(pairs: Iterable[Any]) -> dict[str, list[str]]:
@@ -256,7 +266,7 @@ class SectionStore:
     def _temporal_field(self, column, field: str) -> ColumnElement[Any]:
         if self.dialect == "sqlite":
             return func.json_extract(column, f"$.{field}")
-        return func.jsonb_extract_path_text(cast(column, JSONB), field)
+        return func.jsonb_extract_path_text(cast(column, _jsonb()), field)
 
     def _has_participant(self, column, name: str) -> ColumnElement[bool]:
         """Case-insensitive (ASCII case, as SQL lower() folds it) membership in temporal.participants."""
@@ -264,7 +274,7 @@ class SectionStore:
             entries = func.json_each(column, "$.participants").table_valued("value")
         else:
             entries = func.jsonb_array_elements_text(
-                func.coalesce(cast(column, JSONB)["participants"], func.jsonb_build_array())
+                func.coalesce(cast(column, _jsonb())["participants"], func.jsonb_build_array())
             ).table_valued("value")
         return exists(
             select(literal(1)).select_from(entries).where(func.lower(entries.c.value) == func.lower(str(name)))
