@@ -55,7 +55,7 @@ from stratagate.errors import (
 )
 from stratagate.search import stored
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
-from stratagate.storage import files, migrations, records, schema, schema_objects, search_cache, spans
+from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
 from stratagate.storage.sections import SectionError, SectionStore
@@ -267,7 +267,7 @@ class SqlBackend:
 
     def write_records(self, connection: Connection, namespace: str, section: str, section_records: list[Record]) -> None:
         """Append whole records to a section of a namespace being written by `start_namespace`."""
-        if section_records:
+        if section_records and not bulk.append(connection, namespace, section, section_records):
             self._sections.write(connection, namespace, section, section_records)
 
     def finish_namespace(self, connection: Connection, namespace: str) -> None:
