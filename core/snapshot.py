@@ -46,12 +46,9 @@ def normalize_snapshot(data: Any, *, check_references: bool = True) -> Snapshot:
     """Upgrade a v1–v7 snapshot to v7 and validate it. The input is not modified."""
     if not isinstance(data, dict):
         raise SnapshotError(f"Invalid StrataGate snapshot: expected an object, got {type(data).__name__}")
-    version = data.get("schemaVersion")
-    if not _is_int(version) or not 1 <= version <= SCHEMA_VERSION:
-        raise SnapshotError(f"Unsupported StrataGate snapshot schema: {version!r}")
+    version = check_version(data.get("schemaVersion"))
     snapshot: Snapshot = copy.deepcopy(data)
-    _require_int(snapshot, "currentTurn", "snapshot", minimum=0)
-    _require_int(snapshot, "blockTurnSize", "snapshot", minimum=1)
+    check_counters(snapshot)
     if version == 1:
         for section in ("elements", "elementProjectionJobs", "ingestionReceipts"):
             snapshot.setdefault(section, [])
@@ -84,15 +81,29 @@ def normalize_snapshot(data: Any, *, check_references: bool = True) -> Snapshot:
     return snapshot
 
 
+def check_version(version: Any) -> int:
+    if not _is_int(version) or not 1 <= version <= SCHEMA_VERSION:
+        raise SnapshotError(f"Unsupported StrataGate snapshot schema: {version!r}")
+    return version
+
+
+def check_counters(snapshot: Snapshot) -> None:
+    _require_int(snapshot, "currentTurn", "snapshot", minimum=0)
+    _require_int(snapshot, "blockTurnSize", "snapshot", minimum=1)
+
+
 def _drop_empty_thread_ids(snapshot: Snapshot) -> None:
-    """An empty thread id means 'no thread', as the reference's loader reads it."""
-    messages = list(snapshot["openTail"])
-    for block in snapshot["blocks"]:
-        if isinstance(block.get("l5Raw"), list):
-            messages.extend(block["l5Raw"])
-    for record in [*snapshot["blocks"], *messages]:
-        if isinstance(record, dict) and record.get("threadId") in ("", None):
-            record.pop("threadId", None)
+    for section in ("openTail", "blocks"):
+        for record in snapshot[section]:
+            drop_empty_thread_ids(section, record)
+
+
+def drop_empty_thread_ids(section: str, record: Any) -> None:
+    """An empty thread id means 'no thread', as the reference's loader reads it (a block's and its messages')."""
+    messages = record.get("l5Raw") if section == "blocks" and isinstance(record, dict) else None
+    for item in [record, *(messages if isinstance(messages, list) else [])]:
+        if isinstance(item, dict) and item.get("threadId") in ("", None):
+            item.pop("threadId", None)
 
 
 def _convert_anchor_turns(blocks: list[dict[str, Any]]) -> None:
@@ -101,12 +112,12 @@ def _convert_anchor_turns(blocks: list[dict[str, Any]]) -> None:
         if "pointerAnchorBlockPosition" in block and "pointerAnchorTurn" not in block:
             continue
         anchor_turn = block.pop("pointerAnchorTurn", None)
-        if not _is_number(anchor_turn):
+        if not is_number(anchor_turn):
             raise SnapshotError(f"Invalid StrataGate snapshot: blocks[{index}] ({block.get('id')!r}) pointerAnchorTurn must be a number")
         thread = block.get("threadId")
         count = sum(
             1 for other in blocks
-            if other.get("threadId") == thread and _is_number(other.get("endTurn")) and other["endTurn"] <= anchor_turn
+            if other.get("threadId") == thread and is_number(other.get("endTurn")) and other["endTurn"] <= anchor_turn
         )
         block["pointerAnchorBlockPosition"] = max(1, count)
 
@@ -115,7 +126,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -148,7 +159,7 @@ def _require_number(record: dict[str, Any], field: str, where: str, *, optional:
     value = record.get(field)
     if value is None and optional:
         return
-    if not _is_number(value):
+    if not is_number(value):
         raise SnapshotError(f"Invalid StrataGate snapshot: {where} {field} must be a finite number, got {value!r}")
 
 
@@ -194,10 +205,13 @@ def _validate_weight(record: dict[str, Any], where: str) -> None:
     _require_number(weight, "forcedCap", f"{where} weight", optional=True)
 
 
-def _validate_shapes(snapshot: Snapshot) -> None:
-    lam = snapshot.get("blockDecayLambda")
-    if not _is_number(lam) or lam < 0:
+def check_block_decay_lambda(value: Any) -> None:
+    if not is_number(value) or value < 0:
         raise SnapshotError("Invalid StrataGate snapshot: blockDecayLambda must be a non-negative finite number")
+
+
+def _validate_shapes(snapshot: Snapshot) -> None:
+    check_block_decay_lambda(snapshot.get("blockDecayLambda"))
     for message in snapshot["openTail"]:
         _validate_message(message, "openTail")
     for block in snapshot["blocks"]:
@@ -310,45 +324,80 @@ def _unique(ids: Iterable[str], what: str) -> set[str]:
 
 def validate_references(snapshot: Snapshot) -> None:
     """The reference's `validateReferences`: unique ids and every provenance link resolving."""
-    block_messages = {block["id"]: {message["id"] for message in block["l5Raw"]} for block in snapshot["blocks"]}
-    _unique((block["id"] for block in snapshot["blocks"]), "block")
-    _unique(
-        [message["id"] for message in snapshot["openTail"]]
-        + [message["id"] for block in snapshot["blocks"] for message in block["l5Raw"]],
-        "message",
-    )
-    event_ids = _unique((event["id"] for event in snapshot["events"]), "event")
-    event_messages: dict[str, set[str]] = {}
-    for event in snapshot["events"]:
-        messages = block_messages.get(event["sourceBlockId"])
-        if messages is None:
-            raise SnapshotError(f"Invalid StrataGate snapshot: event {event['id']!r} sourceBlockId {event['sourceBlockId']!r} does not exist")
-        for message_id in event["sourceMessageIds"]:
-            if message_id not in messages:
-                raise SnapshotError(f"Invalid StrataGate snapshot: event {event['id']!r} sourceMessageIds {message_id!r} is not in block {event['sourceBlockId']!r}")
-        event_messages[event["id"]] = set(event["sourceMessageIds"])
-    for job in snapshot["extractionJobs"]:
-        if job["blockId"] not in block_messages:
-            raise SnapshotError(f"Invalid StrataGate snapshot: extraction job block {job['blockId']!r} does not exist")
-    element_ids = _unique((element["id"] for element in snapshot["elements"]), "element")
-    _unique((fact["id"] for element in snapshot["elements"] for fact in element["facts"]), "fact")
-    for element in snapshot["elements"]:
-        allowed_messages: set[str] = set()
-        for event_id in element["sourceEventIds"]:
-            if event_id not in event_ids:
-                raise SnapshotError(f"Invalid StrataGate snapshot: element {element['id']!r} sourceEventIds {event_id!r} does not exist")
-            allowed_messages |= event_messages[event_id]
-        for message_id in element.get("sourceMessageIds", []):
-            if message_id not in allowed_messages:
-                raise SnapshotError(f"Invalid StrataGate snapshot: element {element['id']!r} sourceMessageIds {message_id!r} is not cited by its events")
-        for fact in element["facts"]:
-            for event_id in fact["sourceEventIds"]:
+    references = References()
+    for section in References.SECTIONS:
+        for record in snapshot[section]:
+            references.add(section, record)
+    references.check()
+
+
+class References:
+    """What `validate_references` checks, gathered a (shape-checked) record at a time keeping only ids and
+    links, so a snapshot streamed from a file is checked without holding it; `check()` raises the first broken
+    rule, in the reference's order."""
+
+    SECTIONS = ("openTail", "blocks", "events", "extractionJobs", "elements", "elementProjectionJobs")
+
+    def __init__(self) -> None:
+        self._tail: list[str] = []
+        self._blocks: list[tuple[str, tuple[str, ...]]] = []
+        self._events: list[tuple[str, str, tuple[str, ...]]] = []
+        self._jobs: list[str] = []
+        self._elements: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]] = []
+        self._projections: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
+
+    def add(self, section: str, record: dict[str, Any]) -> None:
+        if section == "openTail":
+            self._tail.append(record["id"])
+        elif section == "blocks":
+            self._blocks.append((record["id"], tuple(message["id"] for message in record["l5Raw"])))
+        elif section == "events":
+            self._events.append((record["id"], record["sourceBlockId"], tuple(record["sourceMessageIds"])))
+        elif section == "extractionJobs":
+            self._jobs.append(record["blockId"])
+        elif section == "elements":
+            facts = tuple((fact["id"], tuple(fact["sourceEventIds"])) for fact in record["facts"])
+            self._elements.append((record["id"], tuple(record["sourceEventIds"]),
+                                   tuple(record.get("sourceMessageIds", [])), facts))
+        elif section == "elementProjectionJobs":
+            self._projections.append((record["id"], tuple(record["sourceEventIds"]), tuple(record["elementIds"])))
+
+    def check(self) -> None:
+        block_messages = {block_id: set(messages) for block_id, messages in self._blocks}
+        _unique((block_id for block_id, _messages in self._blocks), "block")
+        _unique(self._tail + [message for _block, messages in self._blocks for message in messages], "message")
+        event_ids = _unique((event_id for event_id, _block, _messages in self._events), "event")
+        event_messages: dict[str, tuple[str, ...]] = {}
+        for event_id, block_id, message_ids in self._events:
+            messages = block_messages.get(block_id)
+            if messages is None:
+                raise SnapshotError(f"Invalid StrataGate snapshot: event {event_id!r} sourceBlockId {block_id!r} does not exist")
+            for message_id in message_ids:
+                if message_id not in messages:
+                    raise SnapshotError(f"Invalid StrataGate snapshot: event {event_id!r} sourceMessageIds {message_id!r} is not in block {block_id!r}")
+            event_messages[event_id] = message_ids
+        for block_id in self._jobs:
+            if block_id not in block_messages:
+                raise SnapshotError(f"Invalid StrataGate snapshot: extraction job block {block_id!r} does not exist")
+        element_ids = _unique((element[0] for element in self._elements), "element")
+        _unique((fact_id for element in self._elements for fact_id, _events in element[3]), "fact")
+        for element_id, source_event_ids, source_message_ids, facts in self._elements:
+            allowed_messages: set[str] = set()
+            for event_id in source_event_ids:
                 if event_id not in event_ids:
-                    raise SnapshotError(f"Invalid StrataGate snapshot: fact {fact['id']!r} sourceEventIds {event_id!r} does not exist")
-    for job in snapshot["elementProjectionJobs"]:
-        for event_id in job["sourceEventIds"]:
-            if event_id not in event_ids:
-                raise SnapshotError(f"Invalid StrataGate snapshot: projection job {job['id']!r} sourceEventIds {event_id!r} does not exist")
-        for element_id in job["elementIds"]:
-            if element_id not in element_ids:
-                raise SnapshotError(f"Invalid StrataGate snapshot: projection job {job['id']!r} elementIds {element_id!r} does not exist")
+                    raise SnapshotError(f"Invalid StrataGate snapshot: element {element_id!r} sourceEventIds {event_id!r} does not exist")
+                allowed_messages.update(event_messages[event_id])
+            for message_id in source_message_ids:
+                if message_id not in allowed_messages:
+                    raise SnapshotError(f"Invalid StrataGate snapshot: element {element_id!r} sourceMessageIds {message_id!r} is not cited by its events")
+            for fact_id, fact_events in facts:
+                for event_id in fact_events:
+                    if event_id not in event_ids:
+                        raise SnapshotError(f"Invalid StrataGate snapshot: fact {fact_id!r} sourceEventIds {event_id!r} does not exist")
+        for job_id, source_event_ids, job_element_ids in self._projections:
+            for event_id in source_event_ids:
+                if event_id not in event_ids:
+                    raise SnapshotError(f"Invalid StrataGate snapshot: projection job {job_id!r} sourceEventIds {event_id!r} does not exist")
+            for element_id in job_element_ids:
+                if element_id not in element_ids:
+                    raise SnapshotError(f"Invalid StrataGate snapshot: projection job {job_id!r} elementIds {element_id!r} does not exist")

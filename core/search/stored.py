@@ -34,7 +34,7 @@ from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import event_search_fields
 from stratagate.search.postings import contributions
 from stratagate.search.tokenize import field_repeat, normalize_search_text, search_tokens
-from stratagate.storage import schema
+from stratagate.storage import bulk, schema
 from stratagate.storage import search_tables as t
 from stratagate.timeutil import parse_js_date
 
@@ -280,17 +280,23 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
         for term, frequency in document.counts.items():
             postings[term] += (position, frequency, document.length)
         total_length += document.length
+    first = count == 0
     count += len(batch)
-    if rows:
-        connection.execute(insert(t.search_events), rows)
+    bulk.insert_rows(connection, t.search_events, rows)
     terms = t.search_terms
-    _upsert(connection, terms, [
+    # In key order: the terms table is a B-tree on (namespace, term) (WITHOUT ROWID on SQLite).
+    term_rows = [
         {"namespace": namespace, "term": term, "count": len(triples) // 3, "pending": 0,
          "postings": np.asarray(triples, dtype=_TRIPLE).tobytes()}
-        for term, triples in postings.items()
-    ], lambda excluded: {"count": terms.c.count + excluded.count,
-                         # SQLite's || yields TEXT (with the same bytes): cast back to a blob.
-                         "postings": cast(terms.c.postings.concat(excluded.postings), t.Blob)})
+        for term, triples in sorted(postings.items())
+    ]
+    if first:  # the namespace's terms were dropped: every one is new
+        bulk.insert_rows(connection, terms, term_rows)
+        return count, total_length
+    bulk.upsert_rows(connection, terms, term_rows, lambda excluded: {
+        "count": terms.c.count + excluded.count,
+        # SQLite's || yields TEXT (with the same bytes): cast back to a blob.
+        "postings": cast(terms.c.postings.concat(excluded.postings), t.Blob)})
     return count, total_length
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Table, func, select
+from sqlalchemy import ColumnElement, Connection, Table, column, func, select, table
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
 from stratagate.storage import records as rec
@@ -74,18 +76,19 @@ def _next_position(connection: Connection, table: Table, namespace: str, *scope:
     return 0 if last is None else last + 1
 
 
-def insert_rows(connection: Connection, table: Table, rows: Sequence[Row]) -> None:
-    """Plain INSERT of `rows` (every column of `table`) in the caller's transaction, through the driver."""
+def insert_rows(connection: Connection, target: Any, rows: Sequence[Row]) -> None:
+    """Plain INSERT of `rows` (every column of `target`, a table) in the caller's transaction, through the
+    driver."""
     if not rows:
         return
-    names = [column.name for column in table.columns]
+    names = [name.name for name in target.columns]
     values: Iterable[tuple[Any, ...]] = (tuple(row[name] for name in names) for row in rows)
     columns = ", ".join(names)
     if connection.dialect.name != "postgresql":
         marks = ", ".join("?" * len(names))
-        connection.exec_driver_sql(f"INSERT INTO {table.name} ({columns}) VALUES ({marks})", list(values))
+        connection.exec_driver_sql(f"INSERT INTO {target.name} ({columns}) VALUES ({marks})", list(values))
         return
-    statement = f"COPY {table.name} ({columns}) FROM STDIN"
+    statement = f"COPY {target.name} ({columns}) FROM STDIN"
     driver = connection.connection.driver_connection
     try:
         with driver.cursor() as cursor, cursor.copy(statement) as copy:
@@ -94,3 +97,22 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[Row]) -> No
     except connection.dialect.loaded_dbapi.Error as error:
         # The same exception classes as a statement through SQLAlchemy (an IntegrityError for a broken key).
         raise DBAPIError.instance(statement, None, error, connection.dialect.loaded_dbapi.Error) from error
+
+
+def upsert_rows(connection: Connection, target: Table, rows: Sequence[Row], set_: Callable[[Any], dict]) -> None:
+    """INSERT … ON CONFLICT (primary key) DO UPDATE SET `set_(excluded)` for many rows (unique keys). On
+    PostgreSQL the rows are copied into a temporary table and merged by one statement."""
+    if not rows:
+        return
+    keys = [key.name for key in target.primary_key.columns]
+    if connection.dialect.name != "postgresql":
+        statement = sqlite_insert(target)
+        connection.execute(statement.on_conflict_do_update(index_elements=keys, set_=set_(statement.excluded)), rows)
+        return
+    names = [name.name for name in target.columns]
+    stage = table(f"{target.name}_stage", *(column(name) for name in names))
+    connection.exec_driver_sql(f"CREATE TEMPORARY TABLE {stage.name} (LIKE {target.name}) ON COMMIT DROP")
+    insert_rows(connection, stage, rows)
+    statement = postgresql_insert(target).from_select(names, select(*stage.c))
+    connection.execute(statement.on_conflict_do_update(index_elements=keys, set_=set_(statement.excluded)))
+    connection.exec_driver_sql(f"DROP TABLE {stage.name}")

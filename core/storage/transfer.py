@@ -8,9 +8,11 @@ curation journal: its entries as `stratagate journal export` writes them, hashes
 - Exports and copies stream: each section is read `TRANSFER_CHUNK` records at a time inside one read
   transaction, and each chunk is written (to the file, or to the target database) before the next is read,
   so memory stays flat however large the memory is.
-- Imports validate every namespace with `normalize_snapshot` (any v1–v7 snapshot becomes v7) before writing
-  any. Imports and copies write every namespace in one transaction: all or nothing, so a failed run leaves
-  nothing behind and can simply be run again.
+- Imports validate every namespace as `normalize_snapshot` does (any v1–v7 snapshot becomes v7) before writing
+  any: a file laid out as exports are is checked in a first streamed pass and its records are read again, a
+  chunk at a time, while they are written (`snapshot_stream`); another is read whole. Imports and copies write
+  every namespace in one transaction: all or nothing, so a failed run leaves nothing behind and can simply be
+  run again.
 - Text holding NUL (U+0000) is refused wherever it would enter a database that cannot store it (see
   docs/compatibility.md): in snapshot files, and in copies to PostgreSQL, naming the record and field.
 - An output path that is (or resolves to, or is a hard link of) an input database or one of its side files
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -42,7 +44,7 @@ from stratagate.journal import (
     restore_entries,
 )
 from stratagate.snapshot import normalize_snapshot
-from stratagate.storage import schema
+from stratagate.storage import schema, snapshot_stream
 from stratagate.storage.files import companion
 from stratagate.storage.sql import IMPORT_ORDER, SNAPSHOT_SECTIONS, Progress, SqlBackend
 from stratagate.validation import NUL, find_nul
@@ -254,9 +256,13 @@ def _process_exists(pid: int) -> bool:
 # -- import ----------------------------------------------------------------------------------------------------
 
 
-def read_snapshot_file(path: Path, namespace: str | None = None) -> dict[str, dict[str, Any]]:
-    """The namespaces of a snapshot JSON file, each validated and upgraded to v7:
-    ns → {snapshot, revision, journal (a list of JournalRecord, possibly empty)}."""
+def read_snapshot_file(path: Path, namespace: str | None = None) -> Mapping[str, dict[str, Any]]:
+    """The namespaces of a snapshot JSON file, each validated (and upgraded to v7): ns → {revision, journal (a
+    list of JournalRecord, possibly empty), and the snapshot}. A file laid out as exports are is checked as a
+    stream and its records are read again when imported (`snapshot_stream`); any other is read whole."""
+    streamed = snapshot_stream.scan(path, namespace)
+    if streamed is not None:
+        return streamed
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -307,7 +313,7 @@ def _read_entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
 
 def import_snapshots(
     backend: SqlBackend,
-    entries: dict[str, dict[str, Any]],
+    entries: Mapping[str, dict[str, Any]],
     *,
     replace: bool = False,
     progress: Callable[[str], None] | None = None,
@@ -316,15 +322,26 @@ def import_snapshots(
     overwrite one unless `replace` (a replaced namespace's journal is replaced by the imported one)."""
     _refuse_taken(backend, list(entries), replace)
     with backend.write_transaction(", ".join(entries)) as connection, _large_cache(connection):
-        for namespace, entry in entries.items():
-            snapshot = entry["snapshot"]
-            backend.start_namespace(connection, namespace, snapshot, entry["revision"], replace=replace)
-            for section in IMPORT_ORDER:
-                backend.write_records(connection, namespace, section, snapshot[section])
+        for namespace, space, sections in _namespaces(entries):
+            entry = entries[namespace]
+            backend.start_namespace(connection, namespace, space, entry["revision"], replace=replace)
+            for section, chunks in sections:
+                for chunk in chunks:
+                    backend.write_records(connection, namespace, section, chunk)
                 if progress:
                     progress(section)
             backend.finish_namespace(connection, namespace)
             _write_journal(backend, connection, namespace, entry.get("journal", []), replace)
+
+
+def _namespaces(entries: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], Iterator[Any]]]:
+    """(namespace, space fields, its sections as (section, record chunks)), streamed or from whole snapshots."""
+    if isinstance(entries, snapshot_stream.StreamedFile):
+        yield from entries.replay()
+        return
+    for namespace, entry in entries.items():
+        snapshot = entry["snapshot"]
+        yield namespace, snapshot, ((section, iter([snapshot[section]])) for section in IMPORT_ORDER)
 
 
 @contextmanager
