@@ -2,13 +2,18 @@
 
 `stored_revision` reads the namespace's revision row from storage (one row, by key), so a follower polls it
 cheaply whatever the database: a SQLite file written by an agent, or PostgreSQL. When it differs from what the
-follower last saw, a `Census` (the ids the namespace holds, read through the backend's indexed key queries,
-never by loading whole sections) taken now is compared with the previous one, and `describe_changes` turns
-the difference into a feed entry: "since revision 12: 3 turns, 1 block sealed, 2 events, 1 fact superseded".
+follower last saw, a `Census` taken now is compared with the previous one, and `describe_changes` turns the
+difference into a feed entry: "since revision 12: 3 turns, 1 block sealed, 2 events, 1 fact superseded".
+
+A census costs what changed, not what the namespace holds (a million events): counts, the keys added since
+the previous census (records are appended in section order), the events that are not active, and the
+elements with a superseded fact. A record deleted while another is added in the same interval is not seen
+as new; the stores delete records only when they are re-added in the same change.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +23,9 @@ from stratagate.errors import StrataGateError
 from stratagate.storage.search_cache import sqlite_file_identity
 from stratagate.storage.sql import SqlBackend
 
-EVENT_STATUSES_FOLLOWED = ("active", "superseded", "forgotten", "archived")
+EVENT_STATUSES_FOLLOWED = ("superseded", "forgotten", "archived")
+"""The statuses an event moves to that a feed reports (every event starts active)."""
+COUNTED_SECTIONS = ("blocks", "events", "elements", "usageReceipts")
 
 
 def snapshot_file(backend: Any) -> Path | None:
@@ -45,34 +52,41 @@ def stored_revision(backend: Any, namespace: str) -> int:
 
 @dataclass(frozen=True)
 class Census:
-    """What a namespace holds at one revision, by id."""
+    """What a namespace holds at one revision: counts, what was added since the census before it, and the
+    few records whose state a feed reports."""
 
     revision: int
     turn: int
-    blocks: tuple[str, ...]
+    counts: Mapping[str, int]
+    """Section (`COUNTED_SECTIONS`) → how many keys it holds."""
+    added: Mapping[str, tuple[str, ...]]
+    """Section → keys past the previous census's count, in section order (none for a first census)."""
     events: Mapping[str, str]
-    """Event id → status."""
-    elements: tuple[str, ...]
+    """Event id → status, for the events that are not active."""
     superseded_facts: Mapping[str, int]
     """Element id → how many of its facts are superseded."""
-    receipts: tuple[str, ...]
 
 
-def take_census(backend: Any, namespace: str) -> Census:
+def take_census(backend: Any, namespace: str, since: Census | None = None) -> Census:
+    """A census now; `since` is the previous one, whose counts say where the added keys start."""
     space = backend.load_space(namespace)
     if space is None:
         raise StrataGateError(f"{backend.location}: namespace {namespace!r} no longer exists")
+    counts: dict[str, int] = {}
+    added: dict[str, tuple[str, ...]] = {}
+    for section in COUNTED_SECTIONS:
+        known = since.counts[section] if since is not None else sys.maxsize  # a first census lists no key
+        counts[section], keys = backend.key_tail(namespace, section, known)
+        added[section] = tuple(keys)
     events = {event_id: status for status in EVENT_STATUSES_FOLLOWED
               for event_id in backend.query_keys(namespace, "events", {"status": status})}
+    with_superseded = backend.query_keys(namespace, "elements", {"factStatus": "superseded"})
     superseded = {}
-    for element in backend.load_section(namespace, "elements"):
+    for element in backend.fetch(namespace, "elements", with_superseded):
         count = sum(1 for fact in element.get("facts", []) if fact.get("status") == "superseded")
         if count:
             superseded[element["id"]] = count
-    return Census(int(space["revision"]), int(space.get("currentTurn", 0)),
-                  tuple(backend.query_keys(namespace, "blocks")), events,
-                  tuple(backend.query_keys(namespace, "elements")), superseded,
-                  tuple(backend.query_keys(namespace, "usageReceipts")))
+    return Census(int(space["revision"]), int(space.get("currentTurn", 0)), counts, added, events, superseded)
 
 
 @dataclass(frozen=True)
@@ -102,24 +116,23 @@ def _plural(count: int, singular: str, plural: str | None = None) -> str:
 
 
 def describe_changes(before: Census, after: Census) -> ChangeSummary:
+    """What changed from `before` to `after`, a census taken with `since=before`."""
     items: list[FeedItem] = []
     turns = after.turn - before.turn
     if turns > 0:
         items.append(FeedItem("turns", turns, _plural(turns, "turn")))
-    old_blocks = set(before.blocks)
-    sealed = tuple(block for block in after.blocks if block not in old_blocks)
+    sealed = after.added["blocks"]
     if sealed:
         items.append(FeedItem("blocks", len(sealed), f"{_plural(len(sealed), 'block')} sealed", sealed))
-    new_events = tuple(event_id for event_id in after.events if event_id not in before.events)
+    new_events = after.added["events"]
     if new_events:
         items.append(FeedItem("events", len(new_events), _plural(len(new_events), "event"), new_events))
-    for status, verb in (("superseded", "superseded"), ("forgotten", "forgotten"), ("archived", "archived")):
+    for status in EVENT_STATUSES_FOLLOWED:
         moved = tuple(event_id for event_id, now in after.events.items()
                       if now == status and before.events.get(event_id) != status)
         if moved:
-            items.append(FeedItem(status, len(moved), f"{_plural(len(moved), 'event')} {verb}", moved))
-    old_elements = set(before.elements)
-    new_elements = tuple(element for element in after.elements if element not in old_elements)
+            items.append(FeedItem(status, len(moved), f"{_plural(len(moved), 'event')} {status}", moved))
+    new_elements = after.added["elements"]
     if new_elements:
         items.append(FeedItem("elements", len(new_elements), _plural(len(new_elements), "element"), new_elements))
     fact_changes = {element: count - before.superseded_facts.get(element, 0)
@@ -128,8 +141,7 @@ def describe_changes(before: Census, after: Census) -> ChangeSummary:
     superseded_facts = sum(delta for delta in fact_changes.values() if delta > 0)
     if superseded_facts:
         items.append(FeedItem("facts", superseded_facts, f"{_plural(superseded_facts, 'fact')} superseded", touched))
-    old_receipts = set(before.receipts)
-    receipts = tuple(receipt for receipt in after.receipts if receipt not in old_receipts)
+    receipts = after.added["usageReceipts"]
     if receipts:
         items.append(FeedItem("receipts", len(receipts), _plural(len(receipts), "usage receipt"), receipts))
     return ChangeSummary(before.revision, after.revision, tuple(items))

@@ -97,14 +97,20 @@ class LiveFollow(QObject):
         if memory is None:
             self._timer.stop()
             return
-        self.worker.run(lambda: self._start(memory), on_done=lambda started: self._first_census(memory, *started),
-                        description="take a census")
+        carried = self._carried
+        since = carried[2] if carried is not None and carried[:2] == (memory.backend.location, memory.namespace) else None
+        # In the background lane: the views' first rows are read before it.
+        self.worker.run(lambda: self._start(memory, since),
+                        on_done=lambda started: self._first_census(memory, *started),
+                        description="take a census", background=True)
 
     @staticmethod
-    def _start(memory: StrataGate) -> tuple[Census, str | None]:
-        """On the worker: the first census, and the file's identity when the open reads a snapshot."""
+    def _start(memory: StrataGate, since: Census | None) -> tuple[Census, str | None]:
+        """On the worker: the first census (`since` the one before a reopen, to say what it brought), and the
+        file's identity when the open reads a snapshot."""
         path = snapshot_file(memory.backend)
-        return take_census(memory.backend, memory.namespace), file_identity(path) if path is not None else None
+        census = take_census(memory.backend, memory.namespace, since)
+        return census, file_identity(path) if path is not None else None
 
     def _first_census(self, memory: StrataGate, census: Census, identity: str | None) -> None:
         if memory is not self.memory:
@@ -139,7 +145,8 @@ class LiveFollow(QObject):
             self.worker.run(lambda: file_identity(path), on_done=lambda identity: self._file_probed(memory, identity),
                             on_error=lambda _error: self._next_poll(), description="watch the file")
             return
-        self.worker.run(lambda: self._probe(memory), on_done=lambda result: self._probed(memory, result),
+        census = self.census
+        self.worker.run(lambda: self._probe(memory, census), on_done=lambda result: self._probed(memory, result),
                         on_error=lambda _error: self._probed(memory, None), description="poll for other writers")
 
     def _file_probed(self, memory: StrataGate, identity: str) -> None:
@@ -158,13 +165,13 @@ class LiveFollow(QObject):
         self.reopen()
 
     @staticmethod
-    def _probe(memory: StrataGate) -> tuple[str, Census | None]:
+    def _probe(memory: StrataGate, since: Census) -> tuple[str, Census | None]:
         """On the worker: ('external', census now) when another process wrote; ('same', None) when the stored
         revision is the one the memory last read (nothing moved, or this window wrote)."""
         stored = stored_revision(memory.backend, memory.namespace)
         if stored == memory.revision:
             return "same", None
-        return "external", take_census(memory.backend, memory.namespace)
+        return "external", take_census(memory.backend, memory.namespace, since)
 
     def _next_poll(self) -> None:
         self._probing = False
@@ -196,7 +203,8 @@ class LiveFollow(QObject):
             if memory is self.memory:
                 self.census = census
 
-        self.worker.run(lambda: take_census(memory.backend, memory.namespace), on_done=done,
+        since = self.census
+        self.worker.run(lambda: take_census(memory.backend, memory.namespace, since), on_done=done,
                         on_error=lambda _error: self._next_poll(), description="take a census")
 
 

@@ -3,10 +3,15 @@
 Like Anki's task manager: a single-thread executor keeps SQLite and PostgreSQL connections on one thread and
 orders reads after writes; the UI thread never waits on a query. A task's callback runs on the UI thread
 through a queued signal, so views may touch widgets in it.
+
+Tasks run in the order asked, except background ones (live follow's census): those wait until no other
+task is queued, so whole-namespace work never delays what the user is waiting to see.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -46,6 +51,9 @@ class DatabaseWorker(QObject):
         self._pending = 0
         self._shut_down = False
         self._queued: set[Future] = set()
+        self._lanes: tuple[deque, deque] = (deque(), deque())
+        """(foreground, background) tasks not started yet, as (future, job); one executor slot each."""
+        self._lanes_lock = threading.Lock()
         # Emitted from the worker thread, received on the thread owning this object: a queued connection.
         self._deliver.connect(self._run_on_ui_thread)
 
@@ -60,8 +68,10 @@ class DatabaseWorker(QObject):
         on_done: Callable[[T], Any] | None = None,
         on_error: Callable[[BaseException], Any] | None = None,
         description: str = "database task",
+        background: bool = False,
     ) -> Future:
-        """Queue `task`; `on_done(result)` or `on_error(exception)` later runs on the UI thread."""
+        """Queue `task`; `on_done(result)` or `on_error(exception)` later runs on the UI thread. A `background`
+        task runs once no other task is waiting (the ones queued after it included)."""
         if self._shut_down:
             # The window closed: a callback still in the event queue may ask for more; nothing runs any more.
             cancelled: Future = Future()
@@ -79,10 +89,22 @@ class DatabaseWorker(QObject):
             else:
                 self._deliver.emit(lambda: on_done(result) if on_done else None)
 
-        future = self._executor.submit(job)
+        future: Future = Future()
+        with self._lanes_lock:
+            self._lanes[background].append((future, job))
         self._queued.add(future)
         future.add_done_callback(self._queued.discard)
+        self._executor.submit(self._run_next)
         return future
+
+    def _run_next(self) -> None:
+        """One executor slot: the oldest foreground task, else the oldest background one."""
+        with self._lanes_lock:
+            foreground, background = self._lanes
+            future, job = (foreground or background).popleft()
+        if future.set_running_or_notify_cancel():
+            job()
+            future.set_result(None)
 
     def call(self, task: Callable[[], T]) -> T:
         """Run `task` on the worker thread and wait for it: for scripts and tests, never from the app."""

@@ -122,11 +122,16 @@ class StorageBackend(Protocol):
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         """Keys of a section in section order, optionally filtered (`status`, `eventType`, `criticality`,
-        `participant`, `threadId`, `text` substring; blocks also `messageId`: the block holding that message).
+        `participant`, `threadId`, `text` substring; blocks also `messageId`: the block holding that message;
+        elements also `factStatus`: elements with a fact of that status).
         Lets the app list 100k rows holding ids only."""
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         """The records for these keys, in the order asked; unknown keys are skipped."""
+
+    def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
+        """(how many keys the section holds, the keys after the first `known` in section order): what a
+        follower needs to name the records added since it last counted, without listing the others."""
 
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
         """(blocks in the thread, its last block's end turn or None, the namespace's highest block sequence):

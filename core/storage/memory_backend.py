@@ -164,13 +164,22 @@ class MemoryBackend:
         return _copy(self._space(namespace).records(section))
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
-        records = self._space(namespace).sections[section]
+        space = self._space(namespace)
+        records = space.sections[section]
         if not where:
             return list(records)
-        return [key for key, record in records.items() if _matches(record, where)]
+        where = dict(where)
+        fact_status = where.pop("factStatus", None)  # element records are kept without their facts
+        return [key for key, record in records.items() if _matches(record, where) and (
+            fact_status is None or any(fact.get("status") == fact_status for fact in space.facts.get(key, {}).values())
+        )]
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         return _copy(self._space(namespace).records(section, keys))
+
+    def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
+        keys = list(self._space(namespace).sections[section])
+        return len(keys), keys[known:]
 
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
         blocks = self._space(namespace).sections["blocks"].values()

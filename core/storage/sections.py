@@ -132,6 +132,16 @@ class SectionStore:
         statement = select(key_column).where(*clauses).order_by(*order)
         return list(connection.scalars(statement))
 
+    def tail(self, connection: Connection, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
+        """How many keys a section holds, and the keys after the first `known` in section order."""
+        table, key_column, order, base = self._listing(self._check(section))
+        clauses = [table.c.namespace == namespace, *base]
+        count = connection.scalar(select(func.count()).select_from(table).where(*clauses)) or 0
+        if count <= known:
+            return count, []
+        statement = select(key_column).where(*clauses).order_by(*order).offset(known)
+        return count, list(connection.scalars(statement))
+
     def write(
         self,
         connection: Connection,
@@ -256,6 +266,11 @@ class SectionStore:
             "elements": {
                 "type": equals(el.c.type),
                 "text": text_in(el.c.id, el.c.name, el.c.aliases_json, el.c.current_state),
+                "factStatus": lambda value: el.c.id.in_(
+                    select(s.element_facts.c.element_id).where(
+                        s.element_facts.c.namespace == el.c.namespace, s.element_facts.c.status == value
+                    )
+                ),
             },
             "extractionJobs": {"status": equals(s.extraction_jobs.c.status)},
             "elementProjectionJobs": {"status": equals(s.element_projection_jobs.c.status)},

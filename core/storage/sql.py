@@ -153,6 +153,10 @@ class SqlBackend:
         with self._reading() as connection:
             return self._read_checked(connection, namespace, section, list(keys))
 
+    def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
+        with self._reading() as connection:
+            return self._sections.tail(connection, namespace, section, known)
+
     def _read_checked(self, connection: Connection, namespace: str, section: str, keys: list[str] | None) -> list[Record]:
         """Records checked like a snapshot's, so a damaged row is a SnapshotError naming the file, not bad data."""
         try:

@@ -33,6 +33,7 @@ from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.models.lazy_table import LazyIdTableModel
 from stratagate_gui.shortcuts import select_row
 from stratagate_gui.views.events import EVENT_COLUMNS, NOT_PINNED, PINNED, event_rows, list_events
+from stratagate_gui.views.reload_when_shown import ReloadWhenShown
 from stratagate_gui.widgets.row_menu import RowAction, show_row_menu
 from stratagate_gui.widgets.tables import enable_sorting
 
@@ -43,8 +44,9 @@ ANY_STATUS = "any status"
 ANY_PINNED = "pinned or not"
 
 
-class CurationView(QWidget):
-    """Lists events (filtered by text and status) and runs curation actions on the selected ones."""
+class CurationView(ReloadWhenShown, QWidget):
+    """Lists events (filtered by text and status) and runs curation actions on the selected ones. Its list is
+    read when the tab is shown, so opening a memory never lists its events twice before the first paint."""
 
     selection_changed = Signal(list)
 
@@ -146,6 +148,10 @@ class CurationView(QWidget):
             self.refresh()
 
     def refresh(self) -> None:
+        """List the events again now if the tab is shown, else the next time it is."""
+        self.reload_when_shown()
+
+    def reload(self) -> None:
         memory = self.memory
         if memory is None:
             return

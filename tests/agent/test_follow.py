@@ -24,7 +24,7 @@ def test_a_second_writer_is_seen_and_described(tmp_path: Path) -> None:
         agent.forget_event(first)
 
     assert stored_revision(viewer.backend, "agent") > viewer.revision  # the viewer's memory has not re-read
-    after = take_census(viewer.backend, "agent")
+    after = take_census(viewer.backend, "agent", since=before)
     summary = describe_changes(before, after)
     texts = {item.kind: item.text for item in summary.items}
     assert summary.since_revision == before.revision and summary.revision == after.revision
@@ -51,7 +51,7 @@ def test_a_superseded_fact_and_event_are_counted() -> None:
     before = take_census(memory.backend, memory.namespace)
     memory.add_event("Deploy on Monday", source_block_id=block.id, supersedes=[old.id])
     project_deploy_day(memory, "Monday")
-    summary = describe_changes(before, take_census(memory.backend, memory.namespace))
+    summary = describe_changes(before, take_census(memory.backend, memory.namespace, since=before))
     assert [item.text for item in summary.items] == ["1 event", "1 event superseded", "1 fact superseded"]
     (element,) = memory.list_elements()
     assert summary.items[2].ids == (element.id,)

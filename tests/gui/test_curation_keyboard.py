@@ -131,11 +131,31 @@ def test_read_only_memory_disables_every_curation_control(qtbot, reference_db_co
     memory = open_memory(reference_db_copy, REFERENCE_NAMESPACE, read_only=True)
     writes.set_memory(memory)
     view.set_memory(memory)
+    view.show()  # the list is read when the view is shown
     qtbot.waitUntil(lambda: view.model.rowCount() == 12)
     assert not any(button.isEnabled() for button in view.buttons.values())
     select_row(view.table, 0)
     view.toggle_pin()
     _idle(qtbot, worker)
     assert stack.count() == 0
+    worker.call(memory.close)
+    worker.shutdown()
+
+
+def test_a_hidden_curation_view_reads_its_list_only_when_shown(qtbot, reference_db_copy: Path):
+    """Opening a memory must not list its events for a tab nobody looks at (a million ids before the paint)."""
+    worker = DatabaseWorker()
+    writes = Writes(worker)
+    view = CurationView(CurationController(writes, UndoHistory(writes)))
+    qtbot.addWidget(view)
+    memory = open_memory(reference_db_copy, REFERENCE_NAMESPACE, read_only=True)
+    writes.set_memory(memory)
+    view.set_memory(memory)
+    view.status_filter.setCurrentIndex(1)  # a filter changed while hidden: still nothing read
+    qtbot.wait(100)
+    assert worker.pending == 0 and view.model.total == 0
+    view.show()
+    qtbot.waitUntil(lambda: view.model.rowCount() > 0)
+    assert view.count_label.text().endswith("events")
     worker.call(memory.close)
     worker.shutdown()

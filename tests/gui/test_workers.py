@@ -79,3 +79,18 @@ def test_garbage_cycles_are_collected_on_the_ui_thread_only(qtbot):
     qtbot.waitUntil(lambda: bool(collected_on), timeout=5_000)
     assert collected_on == [threading.main_thread().name]
     worker.shutdown()
+
+
+def test_a_background_task_waits_for_every_other_queued_task(qtbot):
+    """Live follow's census runs in the background lane: the views' reads queued after it still go first."""
+    worker = DatabaseWorker()
+    gate = threading.Event()
+    order: list[str] = []
+    worker.run(gate.wait)  # holds the thread while the others queue
+    worker.run(lambda: order.append("census"), background=True)
+    worker.run(lambda: order.append("first rows"))
+    worker.run(lambda: order.append("list ids"))
+    gate.set()
+    qtbot.waitUntil(lambda: worker.pending == 0)
+    assert order == ["first rows", "list ids", "census"]
+    worker.shutdown()

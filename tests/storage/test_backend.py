@@ -179,6 +179,20 @@ def test_query_keys_and_fetch_page_a_section(backend: SqlBackend, reference_v7: 
         backend.load_section(NS, "gossip")
 
 
+def test_key_tail_counts_a_section_and_lists_only_the_keys_past_a_count(
+    backend: SqlBackend, reference_v7: dict[str, Any]
+) -> None:
+    snapshot = reference_v7["snapshot"]
+    backend.import_namespace(NS, snapshot, 1)
+    ids = [event["id"] for event in snapshot["events"]]
+    assert backend.key_tail(NS, "events", 0) == (len(ids), ids)
+    assert backend.key_tail(NS, "events", len(ids) - 2) == (len(ids), ids[-2:])
+    assert backend.key_tail(NS, "events", len(ids) + 5) == (len(ids), [])
+    with_superseded = [element["id"] for element in snapshot["elements"]
+                       if any(fact.get("status") == "superseded" for fact in element.get("facts", []))]
+    assert backend.query_keys(NS, "elements", {"factStatus": "superseded"}) == with_superseded
+
+
 def test_model_response_history_keeps_the_last_five(backend: SqlBackend) -> None:
     backend.create_space(NS, {})
     revision = 1
