@@ -4,8 +4,9 @@ Like Anki's task manager: a single-thread executor keeps SQLite and PostgreSQL c
 orders reads after writes; the UI thread never waits on a query. A task's callback runs on the UI thread
 through a queued signal, so views may touch widgets in it.
 
-Tasks run in the order asked, except background ones (live follow's census): those wait until no other
-task is queued, so whole-namespace work never delays what the user is waiting to see.
+Tasks run in the order asked, except background ones (live follow's census): those wait until every other
+task has delivered and the UI has had `IDLE_MS` to paint and ask for more (a view asks for its first rows
+when it paints them), so whole-namespace work never delays what the user is waiting to see.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from pyqtgraph.util.garbage_collector import GarbageCollector
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 T = TypeVar("T")
+IDLE_MS = 200
+"""How long the foreground must stay idle before background tasks start."""
 
 _garbage_collector: GarbageCollector | None = None
 
@@ -52,8 +55,16 @@ class DatabaseWorker(QObject):
         self._shut_down = False
         self._queued: set[Future] = set()
         self._lanes: tuple[deque, deque] = (deque(), deque())
-        """(foreground, background) tasks not started yet, as (future, job); one executor slot each."""
+        """(foreground, background) tasks handed to the thread but not started, as (future, job)."""
         self._lanes_lock = threading.Lock()
+        self._foreground = 0
+        """Foreground tasks queued or running whose callbacks have not run yet."""
+        self._parked: deque = deque()
+        """Background tasks waiting for the foreground to be idle."""
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.setInterval(IDLE_MS)
+        self._idle.timeout.connect(self._release_background)
         # Emitted from the worker thread, received on the thread owning this object: a queued connection.
         self._deliver.connect(self._run_on_ui_thread)
 
@@ -85,17 +96,35 @@ class DatabaseWorker(QObject):
             try:
                 result = task()
             except Exception as error:  # reported on the UI thread, never swallowed
-                self._deliver.emit(lambda failure=error: self._report(failure, on_error, description))
+                self._deliver.emit((lambda failure=error: self._report(failure, on_error, description), background))
             else:
-                self._deliver.emit(lambda: on_done(result) if on_done else None)
+                self._deliver.emit((lambda: on_done(result) if on_done else None, background))
 
         future: Future = Future()
-        with self._lanes_lock:
-            self._lanes[background].append((future, job))
         self._queued.add(future)
         future.add_done_callback(self._queued.discard)
-        self._executor.submit(self._run_next)
+        if background:
+            self._parked.append((future, job))
+            self._release_when_idle()
+        else:
+            self._foreground += 1
+            self._hand_over(future, job, background=False)
         return future
+
+    def _hand_over(self, future: Future, job: Callable[[], None], background: bool) -> None:
+        with self._lanes_lock:
+            self._lanes[background].append((future, job))
+        self._executor.submit(self._run_next)
+
+    def _release_when_idle(self) -> None:
+        if self._parked and not self._foreground and not self._shut_down:
+            self._idle.start()
+
+    def _release_background(self) -> None:
+        if self._foreground or self._shut_down:
+            return  # the foreground's last callback starts the timer again
+        while self._parked:
+            self._hand_over(*self._parked.popleft(), background=True)
 
     def _run_next(self) -> None:
         """One executor slot: the oldest foreground task, else the oldest background one."""
@@ -114,6 +143,7 @@ class DatabaseWorker(QObject):
         """Drop the tasks still queued, let the running one finish, run `last` (closing the memory), and end
         the thread. Waits for those two only: the window closes without reading what nobody will see."""
         self._shut_down = True
+        self._idle.stop()
         for future in list(self._queued):
             future.cancel()
         if last is not None:
@@ -126,10 +156,14 @@ class DatabaseWorker(QObject):
         else:
             self.failed.emit(what, error)
 
-    def _run_on_ui_thread(self, callback: Callable[[], Any]) -> None:
+    def _run_on_ui_thread(self, delivery: tuple[Callable[[], Any], bool]) -> None:
+        callback, background = delivery
         try:
             callback()
         finally:
             self._pending -= 1
+            if not background:
+                self._foreground -= 1
+                self._release_when_idle()
             if self._pending == 0:
                 self.busy_changed.emit(False)

@@ -40,6 +40,7 @@ that shape.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -122,12 +123,16 @@ class StorageBackend(Protocol):
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         """Keys of a section in section order, optionally filtered (`status`, `eventType`, `criticality`,
-        `participant`, `threadId`, `text` substring; blocks also `messageId`: the block holding that message;
+        `participant`, `threadId`, `text` substring, events also `pinned` (a bool); blocks also `messageId`: the block holding that message;
         elements also `factStatus`: elements with a fact of that status).
         Lets the app list 100k rows holding ids only."""
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         """The records for these keys, in the order asked; unknown keys are skipped."""
+
+    def packed_keys(self, namespace: str, section: str, where: Record | None = None, order: Any = None) -> Sequence[str]:
+        """`query_keys` held compactly (`stratagate.storage.packed_keys`) where the store can; events also in an
+        `EventOrder` (`stratagate.storage.event_order`) on SQL stores. For lists of a million keys."""
 
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         """(how many keys the section holds, the keys after the first `known` in section order): what a

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -99,6 +100,8 @@ def _matches(record: Record, where: Record) -> bool:
             continue
         if name == "status" and record.get("status") not in (wanted if isinstance(wanted, list | tuple | set) else (wanted,)):
             return False
+        if name == "pinned" and bool((record.get("weight") or {}).get("pinned")) != bool(wanted):
+            return False
         if name == "criticality" and record.get("criticality") != wanted:
             return False
         if name == "eventType" and temporal.get("eventType") != wanted:
@@ -176,6 +179,13 @@ class MemoryBackend:
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         return _copy(self._space(namespace).records(section, keys))
+
+    def packed_keys(
+        self, namespace: str, section: str, where: Record | None = None, order: Any = None
+    ) -> Sequence[str]:
+        if order is not None:
+            raise StrataGateError("An in-memory store does not order keys by value; sort the records instead")
+        return self.query_keys(namespace, section, where)
 
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         keys = list(self._space(namespace).sections[section])

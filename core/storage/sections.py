@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Select,
     Table,
     cast,
     delete,
@@ -32,10 +33,13 @@ from sqlalchemy import (
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.errors import StrataGateError
+from stratagate.storage import event_order
 from stratagate.storage import records as rec
 from stratagate.storage import schema as s
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, SECTION_KEYS, Record
+from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import LegacySchema
+from stratagate.storage.packed_keys import SEPARATOR, PackedKeys
 
 CHUNK = 500
 """Keys per IN (...) list: far below SQLite's and PostgreSQL's parameter limits."""
@@ -119,6 +123,37 @@ class SectionStore:
         return [found[key] for key in keys if key in found]
 
     def keys(self, connection: Connection, namespace: str, section: str, where: Record | None) -> list[str]:
+        return list(connection.scalars(self._key_statement(namespace, section, where)))
+
+    def packed_keys(
+        self, connection: Connection, namespace: str, section: str, where: Record | None, order: EventOrder | None
+    ) -> PackedKeys | list[str]:
+        """`keys`, packed (a list only if a key holds the packing separator); events may be `order`ed by a
+        shown value. No row object per key: SQLite joins the keys itself (an aggregate over an ordered
+        subquery reads it in order), other databases are read from the driver's cursor a chunk at a time."""
+        statement = self._key_statement(namespace, section, where)
+        if order is not None:
+            if section != "events":
+                raise SectionError(f"Section {section!r} has no orders (only events do)")
+            statement = statement.order_by(None).order_by(*event_order.order_by(self.dialect, order))
+        if self.dialect == "sqlite":
+            ordered = statement.subquery()
+            joined = select(func.count(), func.group_concat(ordered.c[0], SEPARATOR)).select_from(ordered)
+            count, text = connection.execute(joined).one()
+            parts = [text or ""]
+        else:
+            result = connection.execute(statement)
+            parts, count = [], 0
+            try:
+                while rows := result.cursor.fetchmany(20_000):
+                    parts.append(SEPARATOR.join([row[0] for row in rows]))
+                    count += len(rows)
+            finally:
+                result.close()
+        packed = PackedKeys.from_joined(parts, count)
+        return packed if packed is not None else list(connection.scalars(statement))
+
+    def _key_statement(self, namespace: str, section: str, where: Record | None) -> Select:
         table, key_column, order, base = self._listing(self._check(section))
         clauses = [table.c.namespace == namespace, *base]
         filters = self._filters(section)
@@ -129,8 +164,7 @@ class SectionStore:
                 known = ", ".join(sorted(filters)) or "none"
                 raise SectionError(f"Section {section!r} has no filter {name!r} (known: {known})")
             clauses.append(filters[name](value))
-        statement = select(key_column).where(*clauses).order_by(*order)
-        return list(connection.scalars(statement))
+        return select(key_column).where(*clauses).order_by(*order)
 
     def tail(self, connection: Connection, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         """How many keys a section holds, and the keys after the first `known` in section order."""
@@ -249,6 +283,7 @@ class SectionStore:
                     select(b.c.id).where(b.c.namespace == e.c.namespace, thread(b.c.thread_id)(value))
                 ),
                 "sourceBlockId": equals(e.c.source_block_id),
+                "pinned": lambda value: e.c.pinned == (1 if value else 0),
                 "text": text_in(e.c.id, e.c.title, e.c.summary, e.c.narrative),
             },
             "blocks": {

@@ -22,7 +22,7 @@ import os
 import random
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from stratagate.search import stored
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
 from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
+from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
 from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
@@ -152,6 +153,12 @@ class SqlBackend:
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         with self._reading() as connection:
             return self._read_checked(connection, namespace, section, list(keys))
+
+    def packed_keys(
+        self, namespace: str, section: str, where: Record | None = None, order: EventOrder | None = None
+    ) -> Sequence[str]:
+        with self._reading() as connection:
+            return self._sections.packed_keys(connection, namespace, section, where, order)
 
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         with self._reading() as connection:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
@@ -169,7 +170,7 @@ class CurationView(ReloadWhenShown, QWidget):
             description="list events to curate",
         )
 
-    def _show_ids(self, memory: StrataGate, ids: list[str]) -> None:
+    def _show_ids(self, memory: StrataGate, ids: Sequence[str]) -> None:
         if memory is not self.memory:
             return
         # The same memory listed again (after a write or a new filter): rows and selection follow their ids.

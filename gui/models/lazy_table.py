@@ -1,7 +1,8 @@
 """A table model over a list of ids whose rows are built on demand, like Anki's browser table.
 
-The model holds the ids (a 100k-event memory is ~100k short strings) and exposes them a page at a time
-through `fetchMore`, as Spyder's data-frame editor does. A row is built only when a view asks for it: the model
+The model holds the ids (for a million events, packed: `stratagate.storage.packed_keys`, about 20 MB) and
+exposes them a page at a time through `fetchMore`, as Spyder's data-frame editor does. Ordering every id by a
+column is the owner's query (in SQL), never done here. A row is built only when a view asks for it: the model
 queues the chunk holding that row on the database worker and shows a placeholder until it arrives. Built
 chunks live in a small LRU cache, so memory stays flat however far the user scrolls.
 
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor
 
+from stratagate.storage.packed_keys import PackedKeys
 from stratagate_gui.widgets.tables import sort_key
 from stratagate_gui.workers import DatabaseWorker
 
@@ -46,6 +49,22 @@ def sorted_ids(ids: list[str], loader: RowLoader, column: int, descending: bool,
     return sorted(ids, key=keys.__getitem__, reverse=descending)
 
 
+def _held(ids: Sequence[str]) -> Sequence[str]:
+    """The ids to keep: packed ones as they are (immutable), any other sequence copied into a list."""
+    return ids if isinstance(ids, PackedKeys) else list(ids)
+
+
+def _positions(ids: Sequence[str], wanted: set[str]) -> dict[str, int]:
+    """The rows of the `wanted` ids in `ids`: searched one by one when few (a selection), else in one pass."""
+    if len(wanted) <= 64:
+        found = {}
+        for identifier in wanted:
+            with suppress(ValueError):  # the id left the list
+                found[identifier] = ids.index(identifier)
+        return found
+    return {identifier: row for row, identifier in enumerate(ids) if identifier in wanted}
+
+
 class LazyIdTableModel(QAbstractTableModel):
     PAGE_SIZE = 500
     CHUNK_SIZE = 200
@@ -55,7 +74,7 @@ class LazyIdTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._worker = worker
         self._headers = list(headers)
-        self._ids: list[str] = []
+        self._ids: Sequence[str] = []
         self._exposed = 0
         self._loader: RowLoader | None = None
         self._chunks: OrderedDict[int, list[Row]] = OrderedDict()
@@ -74,12 +93,12 @@ class LazyIdTableModel(QAbstractTableModel):
 
     # Content ---------------------------------------------------------------------------------------------
 
-    def set_ids(self, ids: list[str], loader: RowLoader | None) -> None:
+    def set_ids(self, ids: Sequence[str], loader: RowLoader | None) -> None:
         """Show a new list (another memory, another filter): nothing of the previous one is kept."""
         self.beginResetModel()
         self._forget_rows()
         self._stale.clear()
-        self._ids = list(ids)
+        self._ids = _held(ids)
         self._loader = loader
         self._exposed = min(len(self._ids), self.PAGE_SIZE)
         self.endResetModel()
@@ -87,16 +106,17 @@ class LazyIdTableModel(QAbstractTableModel):
     def clear(self) -> None:
         self.set_ids([], None)
 
-    def update_ids(self, ids: list[str], loader: RowLoader | None) -> None:
+    def update_ids(self, ids: Sequence[str], loader: RowLoader | None) -> None:
         """The same list re-read after a write: ids may come, go or move. Built rows stay visible until
         rebuilt, and selected rows (persistent indexes) follow their ids; an id that left loses its row."""
         self._stash_built_rows()
         self.layoutAboutToBeChanged.emit()
-        positions = {identifier: row for row, identifier in enumerate(ids)}
         old = self.persistentIndexList()
-        new_rows = [positions.get(self._ids[index.row()], -1) if index.row() < len(self._ids) else -1 for index in old]
+        old_ids = [self._ids[index.row()] if index.row() < len(self._ids) else None for index in old]
+        positions = _positions(ids, {identifier for identifier in old_ids if identifier is not None})
+        new_rows = [-1 if identifier is None else positions.get(identifier, -1) for identifier in old_ids]
         self._forget_rows()
-        self._ids = list(ids)
+        self._ids = _held(ids)
         self._loader = loader
         wanted = max([self._exposed, self.PAGE_SIZE, *(row + 1 for row in new_rows)])
         self._exposed = min(len(self._ids), wanted)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from stratagate.model import CRITICALITIES, EVENT_STATUSES, Event
+from stratagate.storage.event_order import EVENT_ORDERS
+from stratagate.storage.sql import SqlBackend
 from stratagate.weights import memory_weight_at
 from stratagate_gui import shortcuts
 from stratagate_gui.exports import TABLE_FILTERS, with_suffix_for, write_markdown, write_table
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 EVENT_COLUMNS = (
     "Title", "Type", "Status", "Criticality", "Weight", "Mentioned at", "Happened", "Participants", "Pinned", "Id"
 )
+"""Each column sorts by the `EVENT_ORDERS` entry at its place."""
 STATUS_COLUMN = EVENT_COLUMNS.index("Status")
 ANY = "any"
 PINNED, NOT_PINNED = "pinned", "not pinned"
@@ -75,23 +78,20 @@ def event_rows(memory: StrataGate, ids: list[str]) -> list[Row]:
     return rows
 
 
-def list_events(memory: StrataGate, where: dict[str, str], sorting: tuple[int, bool] | None) -> list[str]:
-    """The ids a filtered, sorted event table shows (runs on the database worker). The storage filters by
-    status, type, criticality, participant, thread and text; the pinned facet and the order by a column are
-    applied here, a chunk of events at a time."""
+def list_events(
+    memory: StrataGate, where: dict[str, str], sorting: tuple[int, bool] | None
+) -> Sequence[str]:
+    """The ids a filtered, sorted event table shows (runs on the database worker). The storage filters and,
+    on SQL stores, sorts by the column's value and holds the ids packed (`PackedKeys`: a million ids in about
+    20 MB); an in-memory store's ids are sorted here by building their rows."""
     where = dict(where)
-    pinned = where.pop("pinned", None)
-    ids = memory.event_ids(where or None)
-    if pinned is not None:
-        wanted = pinned == PINNED
-        kept: list[str] = []
-        for start in range(0, len(ids), 500):
-            events = memory.get_events(ids[start : start + 500])
-            kept += [event.id for event in events if event.weight.pinned == wanted]
-        ids = kept
-    if sorting is not None:
-        ids = sorted_ids(ids, lambda chunk: event_rows(memory, chunk), *sorting)
-    return ids
+    if "pinned" in where:
+        where["pinned"] = where["pinned"] == PINNED
+    if sorting is not None and not isinstance(memory.backend, SqlBackend):
+        ids = memory.event_ids(where or None)
+        return sorted_ids(ids, lambda chunk: event_rows(memory, chunk), *sorting)
+    order, descending = (EVENT_ORDERS[sorting[0]], sorting[1]) if sorting is not None else (None, False)
+    return memory.event_key_list(where or None, order, descending)
 
 
 class EventFilterBar(QWidget):
@@ -313,7 +313,7 @@ class EventsView(QWidget):
             description="list events",
         )
 
-    def _show_ids(self, memory: StrataGate, ids: list[str], keep_rows: bool) -> None:
+    def _show_ids(self, memory: StrataGate, ids: Sequence[str], keep_rows: bool) -> None:
         if memory is not self.memory:
             return
         if keep_rows:  # after a write: rows stay on screen until rebuilt, the selection follows its ids
