@@ -78,8 +78,7 @@ def take_census(backend: Any, namespace: str, since: Census | None = None) -> Ce
         known = since.counts[section] if since is not None else sys.maxsize  # a first census lists no key
         counts[section], keys = backend.key_tail(namespace, section, known)
         added[section] = tuple(keys)
-    events = {event_id: status for status in EVENT_STATUSES_FOLLOWED
-              for event_id in backend.query_keys(namespace, "events", {"status": status})}
+    events = backend.key_statuses(namespace, "events", list(EVENT_STATUSES_FOLLOWED))
     with_superseded = backend.query_keys(namespace, "elements", {"factStatus": "superseded"})
     superseded = {}
     for element in backend.fetch(namespace, "elements", with_superseded):

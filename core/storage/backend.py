@@ -134,6 +134,9 @@ class StorageBackend(Protocol):
         """`query_keys` held compactly (`stratagate.storage.packed_keys`) where the store can; events also in an
         `EventOrder` (`stratagate.storage.event_order`) on SQL stores. For lists of a million keys."""
 
+    def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
+        """Key → status of the records (events, jobs) whose status is one of `statuses`, in one pass."""
+
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         """(how many keys the section holds, the keys after the first `known` in section order): what a
         follower needs to name the records added since it last counted, without listing the others."""

@@ -187,6 +187,10 @@ class MemoryBackend:
             raise StrataGateError("An in-memory store does not order keys by value; sort the records instead")
         return self.query_keys(namespace, section, where)
 
+    def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
+        records = self._space(namespace).sections[section]
+        return {key: record["status"] for key, record in records.items() if record.get("status") in statuses}
+
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         keys = list(self._space(namespace).sections[section])
         return len(keys), keys[known:]

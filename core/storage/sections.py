@@ -166,6 +166,14 @@ class SectionStore:
             clauses.append(filters[name](value))
         return select(key_column).where(*clauses).order_by(*order)
 
+    def statuses(self, connection: Connection, namespace: str, section: str, wanted: list[str]) -> dict[str, str]:
+        """Key → status of the records whose status is one of `wanted`, in one pass over the section."""
+        table, key_column, order, base = self._listing(self._check(section))
+        statement = select(key_column, table.c.status).where(
+            table.c.namespace == namespace, table.c.status.in_(wanted), *base
+        ).order_by(*order)
+        return {key: status for key, status in connection.execute(statement)}
+
     def tail(self, connection: Connection, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         """How many keys a section holds, and the keys after the first `known` in section order."""
         table, key_column, order, base = self._listing(self._check(section))

@@ -160,6 +160,10 @@ class SqlBackend:
         with self._reading() as connection:
             return self._sections.packed_keys(connection, namespace, section, where, order)
 
+    def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
+        with self._reading() as connection:
+            return self._sections.statuses(connection, namespace, section, statuses)
+
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         with self._reading() as connection:
             return self._sections.tail(connection, namespace, section, known)

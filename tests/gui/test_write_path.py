@@ -31,7 +31,8 @@ def test_a_curation_write_publishes_what_changed_and_who_caused_it(opened_window
 
 def test_a_corrected_card_appears_in_the_curation_list_without_a_reload(opened_window, qtbot):
     curation = opened_window.curation
-    assert curation.curation.model.total == 12
+    opened_window.show_view(curation.curation)  # its list is read when shown
+    qtbot.waitUntil(lambda: curation.curation.model.total == 12)
     curation.controller.preview = False
     card = {"id": "evt_corrected", "title": "Kickoff (corrected)", "summary": "It was on Tuesday."}
     curation.controller.request_correction(["evt_51"], card)
