@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Table, column, func, select, table
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
@@ -109,6 +108,8 @@ def upsert_rows(connection: Connection, target: Table, rows: Sequence[Row], set_
         statement = sqlite_insert(target)
         connection.execute(statement.on_conflict_do_update(index_elements=keys, set_=set_(statement.excluded)), rows)
         return
+    from sqlalchemy.dialects.postgresql import insert as postgresql_insert  # only where PostgreSQL is used
+
     names = [name.name for name in target.columns]
     stage = table(f"{target.name}_stage", *(column(name) for name in names))
     connection.exec_driver_sql(f"CREATE TEMPORARY TABLE {stage.name} (LIKE {target.name}) ON COMMIT DROP")

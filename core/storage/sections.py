@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
     Select,
+    String,
     Table,
+    TextClause,
+    bindparam,
     cast,
     delete,
     exists,
@@ -28,9 +32,9 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    text,
     true,
 )
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.errors import StrataGateError
 from stratagate.storage import event_order
@@ -67,20 +71,32 @@ def _in_order(keys: list[str] | None, *order) -> list:
 
 def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT … ON CONFLICT (primary key) DO UPDATE every other column, on SQLite and PostgreSQL alike."""
-    if not rows:
-        return
-    if connection.dialect.name == "sqlite":
-        statement = sqlite_insert(table)
-    else:
-        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+    if rows:
+        connection.execute(_upsert_statement(table), rows)
 
-        statement = postgresql_insert(table)
-    key_names = [column.name for column in table.primary_key.columns]
-    statement = statement.on_conflict_do_update(
-        index_elements=key_names,
-        set_={c.name: statement.excluded[c.name] for c in table.columns if c.name not in key_names},
-    )
-    connection.execute(statement, rows)
+
+@cache
+def _upsert_statement(table: Table) -> TextClause:
+    """The same statement on SQLite and PostgreSQL, as plain SQL built once per table: building and compiling
+    the SQLAlchemy construct (a proxy per column) cost more than running it in a small commit, and a new
+    process's first seal paid it for the blocks table inside its append."""
+    names = [column.name for column in table.columns]
+    keys = [column.name for column in table.primary_key.columns]
+    columns = ", ".join(f'"{name}"' for name in names)
+    values = ", ".join(f":{name}" for name in names)
+    conflict = ", ".join(f'"{name}"' for name in keys)
+    updates = ", ".join(f'"{name}" = excluded."{name}"' for name in names if name not in keys)
+    return text(f'INSERT INTO {table.name} ({columns}) VALUES ({values}) '
+                f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}")
+
+
+_OPEN_TAIL_DELETE = text(
+    'DELETE FROM messages WHERE "namespace" = :namespace AND "id" IN :keys AND "block_id" IS NULL'
+).bindparams(bindparam("keys", expanding=True, type_=String()))
+_STALE_BLOCK_MESSAGES = text(
+    'DELETE FROM messages WHERE "namespace" = :namespace AND "block_id" = :block AND "id" NOT IN :keep'
+).bindparams(bindparam("keep", expanding=True, type_=String()))
+"""A written block's messages that it no longer holds."""
 
 
 def _jsonb() -> Any:
@@ -206,8 +222,10 @@ class SectionStore:
 
     def delete(self, connection: Connection, namespace: str, section: str, keys: list[str]) -> None:
         table, key_column, _order, base = self._listing(self._check(section, change=True))
-        if section == "openTail":
-            base = [s.messages.c.block_id.is_(None)]
+        if section == "openTail":  # sealing deletes from the open tail: plain SQL, nothing to compile
+            for chunk in chunks(keys):
+                connection.execute(_OPEN_TAIL_DELETE, {"namespace": namespace, "keys": chunk})
+            return
         for chunk in chunks(keys):
             connection.execute(
                 delete(table).where(table.c.namespace == namespace, key_column.in_(chunk), *base)
@@ -538,9 +556,7 @@ class SectionStore:
         rows = []
         for block in records:
             message_ids = [message["id"] for message in block["l5Raw"]]
-            connection.execute(
-                delete(m).where(m.c.namespace == namespace, m.c.block_id == block["id"], m.c.id.not_in(message_ids))
-            )
+            connection.execute(_STALE_BLOCK_MESSAGES, {"namespace": namespace, "block": block["id"], "keep": message_ids})
             rows += [
                 rec.message_row(namespace, message, block["id"], position)
                 for position, message in enumerate(block["l5Raw"])

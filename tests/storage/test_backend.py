@@ -267,3 +267,22 @@ def test_postgresql_versions_unreachable_servers_and_foreign_databases(postgres_
     with pytest.raises(StorageOpenError, match="cannot be opened") as raised:
         open_backend(nowhere, timeout=1)
     assert "secret" not in str(raised.value) and "someone" in str(raised.value)
+
+
+def test_a_block_rewritten_with_fewer_or_no_messages_drops_the_others(backend: SqlBackend,
+                                                                      reference_v7: dict[str, Any]) -> None:
+    block = copy.deepcopy(reference_v7["snapshot"]["blocks"][0])
+    tail = copy.deepcopy(reference_v7["snapshot"]["openTail"][:2])
+    revision = backend.create_space(NS, _space(reference_v7["snapshot"]))
+    changes = ChangeSet()
+    changes.upsert("blocks", block)
+    for message in tail:
+        changes.upsert("openTail", message)
+    revision = backend.commit(NS, changes, revision)
+    for kept in (block["l5Raw"][:1], []):
+        changes = ChangeSet()
+        changes.upsert("blocks", {**block, "l5Raw": kept})
+        changes.delete("openTail", tail[0]["id"])
+        revision = backend.commit(NS, changes, revision)
+        assert backend.fetch(NS, "blocks", [block["id"]])[0]["l5Raw"] == kept
+    assert backend.load_section(NS, "openTail") == tail[1:]
