@@ -29,6 +29,9 @@ from stratagate.search.rrf import fuse
 from stratagate.search.stored import StoredEventIndex
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 
+RAW_BLOCKS_PER_READ = 64
+"""Blocks a raw-message search reads at a time."""
+
 
 @dataclass
 class HitExplanation:
@@ -120,10 +123,12 @@ class SearchSource(Protocol):
 
     def list_elements(self) -> list[Element]: ...
 
-    def list_blocks(self) -> list[Block]: ...
-
     def get_events(self, ids: Sequence[str]) -> list[Event]: ...
     def event_search_index(self) -> StoredEventIndex | None: ...
+
+    def block_ids(self, where: dict[str, Any] | None = None) -> list[str]: ...
+
+    def get_blocks(self, ids: Sequence[str]) -> list[Block]: ...
 
     def get_element(self, element_id: str) -> Element: ...
 
@@ -197,7 +202,6 @@ class Retrieval:
         self._fact_elements: dict[str, str] = {}
         self._indexed_facts: dict[str, ElementFact] = {}
         self._element_labels: dict[str, tuple[str, tuple[str, ...], str]] = {}
-        self._raw_tokens: dict[str, list[frozenset[str]]] = {}
         # The storage's persistent event index (None: in-memory storage) and the filter columns read from it.
         self._stored: StoredEventIndex | None | bool = False
         self._facets: EventFacets | None = None
@@ -263,7 +267,6 @@ class Retrieval:
             self._facets.refresh(keys)
         if section == "*":
             self._events = self._facts = self._event_filters = self._facets = None
-            self._raw_tokens.clear()
         elif section == "events" and (self._events is not None or self._event_filters is not None):
             events = {event.id: event for event in self._memory.get_events(keys)}
             for key in keys:
@@ -542,15 +545,15 @@ class Retrieval:
         hits: list[RawHit] = []
         if not wanted:
             return hits
-        for block in sorted(self._memory.list_blocks(), key=lambda b: b.sequence):
-            tokens = self._raw_tokens.get(block.id)
-            if tokens is None:
-                tokens = [frozenset(search_tokens(message.content)) for message in block.l5_raw]
-                self._raw_tokens[block.id] = tokens
-            for position, message in enumerate(block.l5_raw):
-                if wanted & tokens[position]:
-                    nearby = block.l5_raw[max(0, position - 1):position + 2]
-                    hits.append(RawHit(block.id, block.turn_range, message, list(nearby)))
-                    if len(hits) >= limit:
-                        return hits
+        # The storage names the blocks that may hold a match (sequence order); they are read a few at a time
+        # and their messages tokenized, so memory stays bounded and the scan stops at the limit.
+        ids = self._memory.block_ids({"messageTokens": sorted(wanted)})
+        for start in range(0, len(ids), RAW_BLOCKS_PER_READ):
+            for block in self._memory.get_blocks(ids[start : start + RAW_BLOCKS_PER_READ]):
+                for position, message in enumerate(block.l5_raw):
+                    if not wanted.isdisjoint(search_tokens(message.content)):
+                        nearby = block.l5_raw[max(0, position - 1):position + 2]
+                        hits.append(RawHit(block.id, block.turn_range, message, list(nearby)))
+                        if len(hits) >= limit:
+                            return hits
         return hits

@@ -123,9 +123,11 @@ class StorageBackend(Protocol):
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         """Keys of a section in section order, optionally filtered (`status`, `eventType`, `criticality`,
-        `participant`, `threadId`, `text` substring, events also `pinned` (a bool); blocks also `messageId`: the block holding that message;
-        elements also `factStatus`: elements with a fact of that status).
-        Lets the app list 100k rows holding ids only."""
+        `participant`, `threadId`, `text` substring, events also `pinned` (a bool); blocks also `messageId`: the
+        block holding that message, and `messageTokens`: at least the blocks holding a message whose search
+        tokens include one of these, maybe more, for the caller to check; elements also `factStatus`: elements
+        with a fact of that status). Blocks come in sequence order. Lets the app list 100k rows holding ids
+        only."""
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         """The records for these keys, in the order asked; unknown keys are skipped."""

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from stratagate.errors import ReadOnlyError, StorageConflictError, StrataGateError
+from stratagate.search.tokenize import search_tokens
 from stratagate.snapshot import MODEL_RESPONSE_HISTORY_LIMIT
 from stratagate.storage.backend import (
     CHANGE_SECTION_KEYS,
@@ -110,6 +111,10 @@ def _matches(record: Record, where: Record) -> bool:
             return False
         if name == "messageId" and wanted not in {message["id"] for message in record.get("l5Raw") or []}:
             return False
+        if name == "messageTokens" and not any(
+            set(wanted).intersection(search_tokens(message["content"])) for message in record.get("l5Raw") or []
+        ):
+            return False
         if name == "participant" and str(wanted).casefold() not in {
             str(p).casefold() for p in temporal.get("participants") or []
         }:
@@ -169,13 +174,14 @@ class MemoryBackend:
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
         space = self._space(namespace)
         records = space.sections[section]
-        if not where:
-            return list(records)
-        where = dict(where)
+        where = dict(where or {})
         fact_status = where.pop("factStatus", None)  # element records are kept without their facts
-        return [key for key, record in records.items() if _matches(record, where) and (
+        keys = [key for key, record in records.items() if _matches(record, where) and (
             fact_status is None or any(fact.get("status") == fact_status for fact in space.facts.get(key, {}).values())
         )]
+        if section == "blocks":  # in sequence order, as the SQL backends list them
+            keys.sort(key=lambda key: records[key]["sequence"])
+        return keys
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         return _copy(self._space(namespace).records(section, keys))

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    LargeBinary,
     Select,
     String,
     Table,
@@ -318,6 +319,10 @@ class SectionStore:
                     select(m.c.block_id).where(m.c.namespace == b.c.namespace, m.c.id == value)
                 ),
                 "text": text_in(b.c.id, b.c.l0_title, b.c.l1_summary, b.c.l3_condensed),
+                "messageTokens": lambda tokens: exists(
+                    select(literal(1)).where(m.c.namespace == b.c.namespace, m.c.block_id == b.c.id,
+                                             self._may_share_token(m.c.content, tokens))
+                ),
             },
             "openTail": {
                 "threadId": thread(m.c.thread_id),
@@ -343,6 +348,22 @@ class SectionStore:
         if self.dialect == "sqlite":
             return func.json_extract(column, f"$.{field}")
         return func.jsonb_extract_path_text(cast(column, _jsonb()), field)
+
+    def _may_share_token(self, column, tokens: list[str]) -> ColumnElement[bool]:
+        """True for every text whose search tokens (`search.tokenize`) include one of `tokens`, and for some
+        others: a superset the caller narrows by tokenizing. ASCII text is its own NFKC form, lower-cased as
+        SQL folds ASCII case, and a word token is a substring of that, so ASCII text is kept only when it holds
+        one of the ASCII words; non-ASCII text (where NFKC and ICU's case mapping differ from SQL's) is kept."""
+        if self.dialect == "sqlite":
+            # length() counts characters (up to a NUL), of a BLOB bytes: equal only for ASCII without NUL.
+            non_ascii = func.length(cast(column, LargeBinary)) != func.length(column)
+            # SQLite's LIKE ignores ASCII case by itself; lower() would copy every text first.
+            contains = column.contains
+        else:
+            non_ascii = func.octet_length(column) != func.char_length(column)
+            contains = column.icontains
+        words = sorted({token[len("word:"):] for token in tokens if token.startswith("word:") and token.isascii()})
+        return or_(non_ascii, *(contains(word, autoescape=True) for word in words))
 
     def _has_participant(self, column, name: str) -> ColumnElement[bool]:
         """Case-insensitive (ASCII case, as SQL lower() folds it) membership in temporal.participants."""
@@ -407,9 +428,12 @@ class SectionStore:
             rows = self.legacy.block_rows_read(connection, namespace, rows)
         block_ids = None if keys is None else [row["id"] for row in rows]
         raw: dict[str, list[Record]] = defaultdict(list)
+        # Keyed: `block_id IN (...)` alone, which SQLite looks up per key; beside `IS NOT NULL` it would range
+        # over every sealed message of the namespace instead.
+        held = m.c.block_id.is_not(None) if block_ids is None else m.c.block_id.in_(block_ids)
         message_rows = connection.execute(
             select(m)
-            .where(m.c.namespace == namespace, m.c.block_id.is_not(None), _key_filter(m.c.block_id, block_ids))
+            .where(m.c.namespace == namespace, held)
             .order_by(m.c.block_id, m.c.position)
         ).mappings().all()
         for row in message_rows:
