@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -31,6 +31,19 @@ from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text
 
 RAW_BLOCKS_PER_READ = 64
 """Blocks a raw-message search reads at a time."""
+ELEMENTS_PER_READ = 500
+"""Elements an element search reads at a time when it indexes them or lists their facts."""
+
+
+@dataclass(frozen=True)
+class _FactLabels:
+    """What element search's filters and structured order read of a fact's element."""
+
+    element_id: str
+    names: tuple[str, ...]
+    """The element's name and aliases."""
+    type: str
+    updated_at: str
 
 
 @dataclass
@@ -121,7 +134,7 @@ class SearchSource(Protocol):
 
     def list_events(self) -> list[Event]: ...
 
-    def list_elements(self) -> list[Element]: ...
+    def element_ids(self, where: dict[str, Any] | None = None) -> list[str]: ...
 
     def get_events(self, ids: Sequence[str]) -> list[Event]: ...
     def event_search_index(self) -> StoredEventIndex | None: ...
@@ -129,8 +142,6 @@ class SearchSource(Protocol):
     def block_ids(self, where: dict[str, Any] | None = None) -> list[str]: ...
 
     def get_blocks(self, ids: Sequence[str]) -> list[Block]: ...
-
-    def get_element(self, element_id: str) -> Element: ...
 
     def get_elements(self, ids: Sequence[str]) -> list[Element]: ...
 
@@ -200,7 +211,6 @@ class Retrieval:
         self._event_filters: EventSearchCache | None = None
         self._facts: InvertedIndex | None = None
         self._fact_elements: dict[str, str] = {}
-        self._indexed_facts: dict[str, ElementFact] = {}
         self._element_labels: dict[str, tuple[str, tuple[str, ...], str]] = {}
         # The storage's persistent event index (None: in-memory storage) and the filter columns read from it.
         self._stored: StoredEventIndex | None | bool = False
@@ -223,28 +233,31 @@ class Retrieval:
     def _fact_index(self) -> InvertedIndex:
         if self._facts is None:
             index = InvertedIndex()
-            self._fact_elements, self._indexed_facts, self._element_labels = {}, {}, {}
-            for element in self._memory.list_elements():
+            self._fact_elements, self._element_labels = {}, {}
+            for element in self._each_element():
                 self._index_element(index, element)
             self._facts = index
         return self._facts
 
+    def _each_element(self) -> Iterator[Element]:
+        """Every element in section order, read a chunk at a time: the section is never held whole."""
+        ids = self._memory.element_ids()
+        for start in range(0, len(ids), ELEMENTS_PER_READ):
+            yield from self._memory.get_elements(ids[start : start + ELEMENTS_PER_READ])
+
     def _index_element(self, index: InvertedIndex, element: Element) -> None:
-        """(Re-)index the element's facts. Facts are replaced, never edited, so only new fact objects need
-        indexing (for a just-committed copy, the facts it replaced or added), unless the element's name, aliases
-        or type (part of every fact's document) changed."""
+        """(Re-)index the element's facts. Facts are replaced, never edited, so for a just-committed copy only
+        the facts it replaced or added need indexing (re-indexing an unchanged fact changes nothing), unless
+        the element's name, aliases or type (part of every fact's document) changed."""
         labels = (element.name, tuple(element.aliases), element.type)
         relabelled = self._element_labels.get(element.id) != labels
         self._element_labels[element.id] = labels
         element_record: dict | None = None
         changed = None if relabelled else element.changed_facts()
         for fact in element.facts if changed is None else changed:
-            if not relabelled and self._indexed_facts.get(fact.id) is fact:
-                continue
             if element_record is None:
                 element_record = {"name": element.name, "aliases": element.aliases, "type": element.type}
             index.replace(fact.id, element_fact_search_fields(element_record, fact.to_record()))
-            self._indexed_facts[fact.id] = fact
             self._fact_elements[fact.id] = element.id
 
     def _stored_index(self) -> StoredEventIndex | None:
@@ -493,22 +506,34 @@ class Retrieval:
         index = self._fact_index()
         ranked = index.rank(query, limit=size)
         kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
+        return self._element_hits([(self._fact_elements[fact_id], fact_id, score, explanation)
+                                   for fact_id, score, explanation in kept])
+
+    def _element_hits(self, kept: list[tuple[str, str, float, Any]]) -> SearchHits[ElementHit]:
+        """Hits for the kept (element id, fact id, score, explanation), only their elements fetched."""
+        elements = {element.id: element for element in
+                    self._memory.get_elements(list(dict.fromkeys(element_id for element_id, *_rest in kept)))}
         hits: SearchHits[ElementHit] = SearchHits()
-        for fact_id, score, _explanation in kept:
-            element = self._memory.get_element(self._fact_elements[fact_id])
-            hits.append(ElementHit(element, element.fact(fact_id), score))  # type: ignore[arg-type]
+        for element_id, fact_id, score, explanation in kept:
+            element = elements.get(element_id)
+            if element is not None:
+                fact = element.fact(fact_id)
+                hits.append(ElementHit(element, fact, score, explanation))  # type: ignore[arg-type]
         return hits
 
     def _search_elements(self, query: str, tokens: list[str], size: int, name: str | None, element_type: str | None,
                          explain: bool) -> SearchHits[ElementHit]:
-        elements = self._memory.list_elements()
-        pairs: dict[str, tuple[Element, ElementFact]] = {
-            fact.id: (element, fact) for element in elements for fact in element.facts}
-        ids = list(pairs)
+        # What filters and orders read of each fact's element, the elements read a chunk at a time.
+        labels: dict[str, _FactLabels] = {}
+        for element in self._each_element():
+            of_element = _FactLabels(element.id, (element.name, *element.aliases), element.type,
+                                     element.updated_at)
+            labels.update((fact.id, of_element) for fact in element.facts)
+        ids = list(labels)
 
         def structured(subset: list[str], _alone: bool) -> list[str]:
             ordered = sorted(subset, key=locale_compare_key)
-            ordered.sort(key=lambda fact_id: locale_compare_key(pairs[fact_id][0].updated_at), reverse=True)
+            ordered.sort(key=lambda fact_id: locale_compare_key(labels[fact_id].updated_at), reverse=True)
             return ordered
 
         index = self._fact_index()
@@ -518,14 +543,15 @@ class Retrieval:
 
         filters: list[tuple[str, list[str]]] = []
         if name and normalize_search_text(name):
-            filters.append(("name", [fid for fid, (element, _fact) in pairs.items()
-                                     if any(fuzzy_search_match(label, name) for label in (element.name, *element.aliases))]))
+            filters.append(("name", [fid for fid, fact in labels.items()
+                                     if any(fuzzy_search_match(label, name) for label in fact.names)]))
         if element_type:
-            filters.append(("type", [fid for fid, (element, _fact) in pairs.items() if element.type == element_type]))
+            filters.append(("type", [fid for fid, fact in labels.items() if fact.type == element_type]))
         mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
                                                       all_ids=ids, filters=filters)
         kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
-        hits = SearchHits(ElementHit(pairs[item][0], pairs[item][1], score, explanation) for item, score, explanation in kept)
+        hits = self._element_hits([(labels[item].element_id, item, score, explanation)
+                                   for item, score, explanation in kept])
         if explain:
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
                                              excluded_status=[], matches_query=lambda _item: False)
