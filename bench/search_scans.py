@@ -4,7 +4,9 @@
 Each row is one new `stratagate` process (or a floor command) run `--runs` times, interleaved with the
 other rows; the table gives the median wall time, the median CPU time (user + system) and the largest
 peak RSS, all from the kernel's accounting of that child (`wait4`). The machine is shared, so wall time
-carries the other processes' load; CPU time is the steadier figure.
+carries the other processes' load; CPU time is the steadier figure. A child's peak RSS cannot read below
+this benchmark process's own RSS when it forks (about 73 MB here): the kernel carries the high-water mark
+across fork and exec, so the small floors show that figure.
 
 - start-up floors: `python -c pass`, `python -c "import sqlalchemy"` (the SQL layer every search needs)
   and `stratagate --version` (the event search CLI on the same machine: bench/search_cold.py);
