@@ -10,23 +10,20 @@ contributions per field) and the result list carries the candidates that were le
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
-
-import numpy as np
 
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
 from stratagate.model import Block, Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
-from stratagate.search.facets import EventFacets
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
-from stratagate.search.stored import StoredEventIndex
+from stratagate.search.stored import StoredEventIndex, StoredFacets
+from stratagate.search.stored.facets import ALL, Subset, all_of
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 
 RAW_BLOCKS_PER_READ = 64
@@ -212,9 +209,9 @@ class Retrieval:
         self._facts: InvertedIndex | None = None
         self._fact_elements: dict[str, str] = {}
         self._element_labels: dict[str, tuple[str, tuple[str, ...], str]] = {}
-        # The storage's persistent event index (None: in-memory storage) and the filter columns read from it.
+        # The storage's persistent event index (None: in-memory storage) and its filters and orders.
         self._stored: StoredEventIndex | None | bool = False
-        self._facets: EventFacets | None = None
+        self._facets: StoredFacets | None = None
 
     # index upkeep -------------------------------------------------------------------------------------------
     def _event_index(self) -> InvertedIndex:
@@ -265,9 +262,9 @@ class Retrieval:
             self._stored = self._memory.event_search_index()
         return self._stored  # type: ignore[return-value]
 
-    def _stored_facets(self, index: StoredEventIndex) -> EventFacets:
+    def _stored_facets(self, index: StoredEventIndex) -> StoredFacets:
         if self._facets is None:
-            self._facets = EventFacets(index.connect, index.namespace, index.facets_saved_at)
+            self._facets = StoredFacets(index)
         return self._facets
 
     def on_applied(self, section: str, keys: list[str]) -> None:
@@ -276,8 +273,6 @@ class Retrieval:
         if section in ("events", "*") and isinstance(stored, StoredEventIndex) and not stored.follows_commits:
             # An outside-cache index (a writable v5/v6 file's) shows the revision it was built for.
             self._stored, self._facets = False, None
-        if section == "events" and self._facets is not None:
-            self._facets.refresh(keys)
         if section == "*":
             self._events = self._facts = self._event_filters = self._facets = None
         elif section == "events" and (self._events is not None or self._event_filters is not None):
@@ -389,14 +384,10 @@ class Retrieval:
         turn = self._memory.current_turn
         head_only = not tokens  # as in _search_events: BM25 ranks nothing, a structured ranking alone is the order
 
-        def structured(rows: np.ndarray, alone: bool) -> list[str]:
-            return facets.structured(rows, temporal_intent, turn, size if head_only and alone else None)
+        def structured(subset: Subset, alone: bool) -> list[str]:
+            return facets.structured(subset, temporal_intent, turn, size if head_only and alone else None)
 
-        def bm25(rows: np.ndarray | None) -> list[str]:
-            allowed = None if rows is None else facets.positions(rows)
-            return [key for key, _score in index.rank(query, allowed=allowed, ids_of=facets.ids_at_positions)]
-
-        filters: list[tuple[str, np.ndarray]] = []
+        filters: list[tuple[str, Subset]] = []
         if wanted:
             filters.append(("participants", facets.with_participants(wanted)))
         if type_wanted:
@@ -404,20 +395,29 @@ class Retrieval:
         if happened_from or happened_to:
             filters.append(("happened", facets.happened_within(parse_bound(happened_from, -math.inf),
                                                                parse_bound(happened_to, math.inf))))
-        rankings: list[tuple[str, list[str]]]
+        rankings: list[tuple[str, list[str]]] = []
         if filters:
-            intersection = functools.reduce(np.intersect1d, [rows for _name, rows in filters])
-            if len(intersection):
-                rankings = [("bm25", bm25(intersection)), ("structured", structured(intersection, True))]
+            intersection = all_of(subset for _name, subset in filters)
+            if tokens:
+                positions, ids = facets.members(intersection)
+                if len(positions):
+                    ranked = index.rank(query, allowed=positions, ids_of=lambda found: [ids[p] for p in found.tolist()])
+                    rankings = [("bm25", [key for key, _score in ranked]), ("structured", structured(intersection, True))]
             else:
-                rankings = [("bm25", bm25(None))]
-                rankings += [(f"structured:{name}", structured(rows, False)) for name, rows in filters if len(rows)]
-        else:
-            rankings = [("bm25", bm25(None))]
+                head = structured(intersection, True)
+                if head:
+                    rankings = [("bm25", []), ("structured", head)]
+            if not rankings:
+                # Soft filters: one structured ranking per filter that matches something.
+                rankings = [("bm25", [key for key, _score in index.rank(query)])]
+                for name, subset in filters:
+                    ordered = structured(subset, False)
+                    if ordered:
+                        rankings.append((f"structured:{name}", ordered))
         if not any(ids for _name, ids in rankings):
             if tokens:
                 return SearchHits()
-            rankings = [("structured", structured(facets.all_rows(), True))]
+            rankings = [("structured", structured(ALL, True))]
         return self._event_hits(_fused(rankings, size, False, _no_explainer)[0])
 
     def _event_hits(self, kept: list[tuple[str, float, HitExplanation | None]]) -> SearchHits[EventHit]:

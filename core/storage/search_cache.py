@@ -74,8 +74,8 @@ class CachedIndex:
         with self.engine.connect() as connection:
             yield connection
 
-    def index(self, namespace: str, facets_saved_at: Path | None = None) -> stored.StoredEventIndex:
-        return stored.StoredEventIndex(self.connect, namespace, facets_saved_at, follows_commits=False)
+    def index(self, namespace: str) -> stored.StoredEventIndex:
+        return stored.StoredEventIndex(self.connect, namespace, follows_commits=False)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -93,11 +93,6 @@ def open_cached_index(identity: str, namespace: str, revision: int, read_source:
         _build(path, namespace, read_source, progress)
         _remove_older(path)
     return CachedIndex(path)
-
-
-def saved_facets_path(identity: str, namespace: str, revision: int) -> Path:
-    """Where the filter columns (`stratagate.search.facets`) of this database state and namespace are kept."""
-    return _state_path(identity, namespace, revision).with_suffix(".facets.npz")
 
 
 def _state_path(identity: str, namespace: str, revision: int) -> Path:

@@ -16,7 +16,10 @@ they were; `stratagate.search.stored` creates, fills and reads them.
   a read overlays them on the blob, a write settles a term once they outgrow an eighth of it;
 - `search_events`: one row per search candidate (active or superseded event) keyed by its section position,
   with its length and the filter and sort inputs derived once at write time (a commit that replaces the
-  event re-derives its old terms from the row it replaces, so they are not stored twice).
+  event re-derives its old terms from the row it replaces, so they are not stored twice), indexed for the
+  per-query filters and orders of `stratagate.search.stored.facets` (eventType, happened range, chronology
+  both ways, weight class);
+- `search_participants`: one row per candidate and distinct normalized participant name.
 """
 
 from __future__ import annotations
@@ -99,6 +102,24 @@ search_events = _table(
     PrimaryKeyConstraint("namespace", "position"),
 )
 
-Index("search_events_id_idx", search_events.c.namespace, search_events.c.event_id, unique=True)
+_e = search_events.c
+Index("search_events_id_idx", _e.namespace, _e.event_id, unique=True)
+Index("search_events_type_idx", _e.namespace, _e.event_type)
+Index("search_events_happened_idx", _e.namespace, _e.happened_start, _e.happened_end)
+Index("search_events_first_idx", _e.namespace, _e.chronology_key, _e.position)
+Index("search_events_latest_idx", _e.namespace, _e.chronology_key.desc(), _e.position)
+Index("search_events_weight_idx", _e.namespace, _e.mention_count, _e.last_adopted_turn, _e.pinned, _e.floor_weight,
+      _e.forced_cap)
+
+search_participants = _table(
+    "search_participants",
+    Column("namespace", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("position", Int, nullable=False),
+    PrimaryKeyConstraint("namespace", "name", "position"),
+    sqlite_with_rowid=False,
+)
+
+Index("search_participants_position_idx", search_participants.c.namespace, search_participants.c.position)
 
 SEARCH_TABLES = tuple(search_metadata.sorted_tables)

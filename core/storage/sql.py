@@ -461,7 +461,7 @@ class SqlBackend:
         v5/v6 file must hold only what the reference wrote, which would not keep an index current."""
         with self._reading() as connection:
             if stored.is_current(connection, namespace):
-                return stored.StoredEventIndex(self._reading, namespace, self._saved_facets_path(namespace))
+                return stored.StoredEventIndex(self._reading, namespace)
         if not self.read_only and self.legacy is None:
             with self._writing(namespace) as connection:
                 if not stored.is_current(connection, namespace):
@@ -477,15 +477,7 @@ class SqlBackend:
             self._cached_index = search_cache.open_cached_index(self._identity, namespace, revision, self._reading,
                                                                 progress)
             self._cached_state = (namespace, revision)
-        return self._cached_index.index(namespace, self._saved_facets_path(namespace))
-
-    def _saved_facets_path(self, namespace: str) -> Path | None:
-        """Where a read-only open keeps the index's filter columns between processes (keyed like the outside
-        index: a changed database gets new ones); None for a writable open, whose commits change them."""
-        if not self.read_only:
-            return None
-        space = self.load_space(namespace)
-        return search_cache.saved_facets_path(self._identity, namespace, -1 if space is None else space["revision"])
+        return self._cached_index.index(namespace)
 
     @staticmethod
     def _build_search_index(connection: Connection, namespace: str, progress: stored.Progress | None = None) -> None:

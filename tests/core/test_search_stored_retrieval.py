@@ -4,6 +4,7 @@ events), after any sequence of adds and curations, in the writing process and in
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,13 +22,29 @@ from tests.property_budget import examples
 @given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4))
 def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytest.TempPathFactory, operations,
                                                          queries) -> None:
-    path = tmp_path_factory.mktemp("stored") / "memory.sqlite"
+    _check_stored_search(str(tmp_path_factory.mktemp("stored") / "memory.sqlite"), "ns", operations, queries)
+
+
+@pytest.mark.postgres
+@settings(max_examples=examples(15), deadline=None)
+@given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4))
+def test_stored_event_search_on_postgresql_equals_the_in_memory_search(postgres_url: str, operations,
+                                                                       queries) -> None:
+    _check_stored_search(postgres_url, f"ns-{next(_namespaces)}", operations, queries)
+
+
+_namespaces = itertools.count()
+
+
+def _check_stored_search(location: str, namespace: str, operations: list, queries: list) -> None:
+    """After the operations, every query through the stored index (writing process, then a new read-only
+    one) gives the hits and scores of the in-memory path."""
     clock = Clock("2026-03-02T01:00:00Z", step=timedelta(0))
-    memory = stratagate.open(path, "ns", block_turn_size=1, now=clock)
+    memory = stratagate.open(location, namespace, block_turn_size=1, now=clock)
     try:
         memory.append_turn("first turn", "reply")
         block_id = memory.list_blocks()[0].id
-        memory.search_events("", event_type="meeting")  # reads the index's columns, so the writes refresh them
+        memory.search_events("", event_type="meeting")  # the index exists before the writes, which keep it
         for operation in operations:
             _apply(memory, operation, block_id, clock)
             query, options = queries[0]
@@ -35,7 +52,7 @@ def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytes
         for query, options in queries:
             expected = _hits(memory.search_events(query, explain=True, **options))
             assert _hits(memory.search_events(query, **options)) == expected
-            with stratagate.open(path, "ns", read_only=True) as reader:
+            with stratagate.open(location, namespace, read_only=True) as reader:
                 assert _hits(reader.search_events(query, **options)) == expected
     finally:
         memory.close()

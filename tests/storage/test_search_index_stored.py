@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from stratagate.search import stored
 from stratagate.search.documents import event_search_fields
 from stratagate.search.index import InvertedIndex
+from stratagate.search.stored import writes as stored_writes
+from stratagate.storage import search_tables
 from stratagate.storage.backend import ChangeSet
 from stratagate.storage.sql import SqlBackend, open_backend
 from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE
@@ -77,7 +79,7 @@ def test_stored_ranking_equals_the_memory_index_after_any_commits(
     snapshot = copy.deepcopy(reference_v7["snapshot"])
     template = snapshot["events"][0]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(stored, "SETTLE_AFTER", -1 if settle_at_once else 10_000)
+        patch.setattr(stored_writes, "SETTLE_AFTER", -1 if settle_at_once else 10_000)
         backend = open_backend(path)
         try:
             backend.import_namespace(NS, {**snapshot, "events": [], "elements": [], "elementProjectionJobs": []}, 1)
@@ -103,9 +105,9 @@ def test_stored_ranking_equals_the_memory_index_after_any_commits(
                 assert index.rank(query) == memory.rank(query)
                 assert index.rank(query, limit=2) == memory.rank(query, limit=2)
             # A build from the stored events, in batches of three (so later batches append to the blobs).
-            patch.setattr(stored, "BUILD_BATCH", 3)
+            patch.setattr(stored_writes, "BUILD_BATCH", 3)
             with backend.engine.begin() as connection:
-                connection.execute(stored.t.search_index_state.delete())
+                connection.execute(search_tables.search_index_state.delete())
             rebuilt = backend.event_search_index(NS)
             for query in QUERIES:
                 assert rebuilt.rank(query) == memory.rank(query)
@@ -120,7 +122,7 @@ def test_a_read_only_open_of_a_file_without_the_index_builds_it_outside_once(
     with open_backend(path) as backend:
         backend.import_namespace(NS, reference_v7["snapshot"], reference_v7["revision"])
         with backend.engine.begin() as connection:
-            for table in stored.t.SEARCH_TABLES:  # as a file written before the index existed
+            for table in search_tables.SEARCH_TABLES:  # as a file written before the index existed
                 connection.execute(table.delete())
     before = path.read_bytes()
     progress: list[tuple[int, int]] = []

@@ -1,0 +1,34 @@
+"""The event search index kept in SQL tables (`stratagate.storage.search_tables`): written in the same
+transaction as the events it indexes and read per query, so a new process pays nothing to start.
+
+Documents are the search candidates (active and superseded events), numbered by their section position
+(the `events.position` column: kept while the event stays, new events after the last), which is the
+reference's candidate order. One module per job:
+
+- `documents`: what the index holds for one event (term frequencies, filter and sort inputs);
+- `tables`: creating, checking and dropping the tables, and the SQL helpers the others share;
+- `writes`: building the index and keeping it current in every commit;
+- `ranking`: BM25 over the stored postings (`StoredEventIndex`);
+- `facets`: filters and structured orders answered by SQL over the indexed columns (`StoredFacets`).
+"""
+
+from stratagate.search.stored.documents import CANDIDATE_STATUSES, count_candidates, read_event_records
+from stratagate.search.stored.facets import StoredFacets
+from stratagate.search.stored.ranking import StoredEventIndex
+from stratagate.search.stored.tables import (
+    INDEX_FORMAT,
+    Connect,
+    Progress,
+    create_tables,
+    drop_namespace,
+    has_tables,
+    is_current,
+    stored_revision,
+)
+from stratagate.search.stored.writes import build, indexed_before, keep_current
+
+__all__ = [
+    "CANDIDATE_STATUSES", "INDEX_FORMAT", "Connect", "Progress", "StoredEventIndex", "StoredFacets", "build",
+    "count_candidates", "create_tables", "drop_namespace", "has_tables", "indexed_before", "is_current",
+    "keep_current", "read_event_records", "stored_revision",
+]

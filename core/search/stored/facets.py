@@ -1,0 +1,219 @@
+"""Event search filters and structured orders answered per query by SQL over the stored index's columns.
+
+Nothing is loaded per process: a filter is a condition on `search_events` (a `Subset`) that the indexes of
+`search_tables` serve, and a structured order is read with ORDER BY, so a new process's first filtered or
+empty search costs what its query reads, not a pass over every candidate:
+
+- participants and eventType: the distinct stored values come from a loose index scan (one seek per distinct
+  value), are matched fuzzily here, and the matches become an IN list (participants through
+  `search_participants`); eventType's second chance ("title summary tags" containing the requested text, or
+  within it) is a substring test over the candidates' `type_text` in SQL;
+- happened ranges: a range on the (happened_start, happened_end) index;
+- chronology: ORDER BY chronology_key, position (ICU sort keys compare bytewise in both databases, as in
+  Python);
+- weight at a turn: a candidate's weight depends only on its weight class (pinned, floor, cap, mention count,
+  last adopted turn), so each class's exact weight is computed once and only the rows of the classes that can
+  reach the top are read (`_weight_head`).
+
+Ties keep section order (position), the candidate order the reference's stable sorts keep.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Connection
+
+from stratagate.search.stored.ranking import StoredEventIndex
+from stratagate.search.stored.tables import driver_rows, marks
+from stratagate.weights import decay_lambda
+
+CLASS_COLUMNS = "pinned, floor_weight, forced_cap, mention_count, last_adopted_turn"
+_CLASSES_PER_STATEMENT = 100
+WeightClass = tuple[int, float, float | None, int, int]
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A set of candidates as a condition on `search_events` (`?` marks, `values` in their order)."""
+
+    sql: str
+    values: tuple = ()
+
+
+ALL = Subset("1 = 1")
+NONE = Subset("1 = 0")
+
+
+def all_of(subsets: Iterable[Subset]) -> Subset:
+    parts = list(subsets)
+    return Subset(" AND ".join(f"({part.sql})" for part in parts), tuple(v for part in parts for v in part.values))
+
+
+def _matches(left: str, right: str) -> bool:
+    """`fuzzy_search_match` on texts both already normalized."""
+    return bool(left and right and (left == right or right in left or left in right))
+
+
+def class_weight(weight_class: WeightClass, turn: int) -> float:
+    """`weights.weight_at` of a candidate of this class at `turn` (candidates are never forgotten or archived),
+    the same operations in the same order, so the same float."""
+    pinned, floor_weight, forced_cap, mention_count, last_adopted_turn = weight_class
+    if pinned:
+        return 1.0
+    decayed = max(floor_weight, math.exp(-decay_lambda(mention_count) * max(0, turn - last_adopted_turn)))
+    return decayed if forced_cap is None else min(decayed, forced_cap)
+
+
+class StoredFacets:
+    """Filters and structured orders over one namespace's stored candidates (see the module docstring)."""
+
+    def __init__(self, index: StoredEventIndex):
+        self._connect = index.connect
+        self.namespace = index.namespace
+        self._classes_at: tuple[int, Subset] | None = None
+        self._classes: list[tuple[WeightClass, int]] = []
+
+    # filters -----------------------------------------------------------------------------------------------
+    def with_participants(self, wanted: list[str]) -> Subset:
+        """Candidates with, for every wanted (normalized) name, a participant matching it fuzzily."""
+        with self._connect() as connection:
+            names = self._distinct(connection, "search_participants", "name")
+        parts = []
+        for requested in wanted:
+            matching = [name for name in names if _matches(name, requested)]
+            if not matching:
+                return NONE
+            parts.append(Subset(f"position IN (SELECT position FROM search_participants WHERE namespace = ? "
+                                f"AND name IN ({marks(len(matching))}))", (self.namespace, *matching)))
+        return all_of(parts)
+
+    def with_event_type(self, requested: str) -> Subset:
+        """Candidates whose eventType, or else whose "title summary tags", matches `requested` (normalized,
+        not empty) fuzzily."""
+        with self._connect() as connection:
+            types = [value for value in self._distinct(connection, "search_events", "event_type")
+                     if _matches(value, requested)]
+            contains = "instr({}, {}) > 0" if connection.dialect.name == "sqlite" else "strpos({}, {}) > 0"
+        text = Subset(f"type_text <> '' AND ({contains.format('type_text', '?')} OR {contains.format('?', 'type_text')})",
+                      (requested, requested))
+        if not types:
+            return text
+        return Subset(f"event_type IN ({marks(len(types))}) OR ({text.sql})", (*types, *text.values))
+
+    @staticmethod
+    def happened_within(low: float, high: float) -> Subset:
+        """Candidates whose happened interval (both ends parseable) overlaps [low, high] (NaN: none)."""
+        if math.isnan(low) or math.isnan(high):
+            return NONE
+        return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
+
+    # reads -------------------------------------------------------------------------------------------------
+    def members(self, subset: Subset) -> tuple[np.ndarray, dict[int, str]]:
+        """The subset's positions (ascending) and the id at each."""
+        with self._connect() as connection:
+            rows = self._select(connection, "position, event_id", subset, "position")
+        return np.asarray([position for position, _id in rows], dtype=np.int64), dict(rows)
+
+    def structured(self, subset: Subset, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
+        """The ids of `subset` in the structured order (chronology for a temporal intent, else weight at `turn`
+        then updatedAt, both descending; ties keep section order), or only the first `top`."""
+        with self._connect() as connection:
+            if temporal_intent in ("first", "latest"):
+                direction = " DESC" if temporal_intent == "latest" else ""
+                return [row[0] for row in self._select(connection, "event_id", subset,
+                                                       f"chronology_key{direction}, position", top)]
+            if top is None:
+                return [row[1] for row in _by_weight(self._select(
+                    connection, f"position, event_id, updated_key, {CLASS_COLUMNS}", subset), turn)]
+            return self._weight_head(connection, subset, turn, top)
+
+    def _weight_head(self, connection: Connection, subset: Subset, turn: int, top: int) -> list[str]:
+        """The first `top` ids of the subset in the weight order, reading only the rows that can be among them.
+
+        Exact: let `threshold` be the weight at which the classes, heaviest first, reach `top` rows. Fewer
+        than `top` rows weigh more than it: they are all among the first `top`. At least `top` rows weigh at
+        least it, so no lighter row is. The rest of the first `top` are rows weighing exactly `threshold`,
+        ordered among themselves by updatedAt descending then position, so the first `top - heavier` of them
+        in that order (read with ORDER BY ... LIMIT) complete it."""
+        weighted = sorted(((class_weight(key, turn), key, count) for key, count in self._weight_classes(
+            connection, subset)), key=lambda item: -item[0])
+        if not weighted:
+            return []
+        threshold, total = weighted[-1][0], 0
+        for weight, _key, count in weighted:
+            total += count
+            if total >= top:
+                threshold = weight
+                break
+        heavier = [key for weight, key, _count in weighted if weight > threshold]
+        tied = [key for weight, key, _count in weighted if weight == threshold]
+        rest = top - sum(count for weight, _key, count in weighted if weight > threshold)
+        rows = self._class_rows(connection, subset, heavier, None) + self._class_rows(connection, subset, tied, rest)
+        return [row[1] for row in _by_weight(rows, turn)[:top]]
+
+    def _weight_classes(self, connection: Connection, subset: Subset) -> list[tuple[WeightClass, int]]:
+        """(class, candidate count) of the subset's weight classes; kept for the last subset until the index
+        moves to another revision (the empty query asks for every candidate's, each time)."""
+        revision = driver_rows(connection, "SELECT revision FROM search_index_state WHERE namespace = ?",
+                               (self.namespace,))[0][0]
+        if self._classes_at != (revision, subset):
+            self._classes = [(tuple(row[:5]), row[5]) for row in driver_rows(  # type: ignore[misc]
+                connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
+                            f"AND ({subset.sql}) GROUP BY {CLASS_COLUMNS}", (self.namespace, *subset.values))]
+            self._classes_at = (revision, subset)
+        return self._classes
+
+    def _class_rows(self, connection: Connection, subset: Subset, classes: list[WeightClass],
+                    limit: int | None) -> list[tuple]:
+        """The subset's rows in these classes (with `limit`: each statement's first `limit` by updatedAt
+        descending then position, which holds the first `limit` of all, the classes weighing the same)."""
+        same = "IS" if connection.dialect.name == "sqlite" else "IS NOT DISTINCT FROM"
+        one = f"(pinned = ? AND floor_weight = ? AND forced_cap {same} ? AND mention_count = ? AND last_adopted_turn = ?)"
+        rows: list[tuple] = []
+        for start in range(0, len(classes), _CLASSES_PER_STATEMENT):
+            chunk = classes[start : start + _CLASSES_PER_STATEMENT]
+            within = Subset(" OR ".join([one] * len(chunk)), tuple(value for key in chunk for value in key))
+            rows += self._select(connection, f"position, event_id, updated_key, {CLASS_COLUMNS}",
+                                 all_of([subset, within]), "updated_key DESC, position", limit)
+        return rows
+
+    def _select(self, connection: Connection, columns: str, subset: Subset, order: str | None = None,
+                limit: int | None = None) -> list[tuple]:
+        sql = f"SELECT {columns} FROM search_events WHERE namespace = ? AND ({subset.sql})"
+        if order:
+            sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return driver_rows(connection, sql, (self.namespace, *subset.values))
+
+    def _distinct(self, connection: Connection, table: str, column: str) -> list[str]:
+        """The column's distinct values in the namespace by a loose index scan: one index seek per value."""
+        collate = "" if connection.dialect.name == "sqlite" else ' COLLATE "C"'
+        return [row[0] for row in driver_rows(connection, (
+            f"WITH RECURSIVE seen(value) AS ("
+            f"SELECT (SELECT min({column}) FROM {table} WHERE namespace = ?){collate} UNION ALL "
+            f"SELECT (SELECT min({column}) FROM {table} WHERE namespace = ? AND {column} > seen.value){collate} "
+            f"FROM seen WHERE seen.value IS NOT NULL) SELECT value FROM seen WHERE value IS NOT NULL"),
+            (self.namespace, self.namespace))]
+
+
+def _by_weight(rows: list[tuple], turn: int) -> list[tuple]:
+    """Rows (position, event id, updated key, *class) in the weight order: weight descending, then updatedAt
+    descending, then position (Python's sorts are stable, reversed ones too)."""
+    weights: dict[tuple, float] = {}
+
+    def weight(row: tuple) -> float:
+        key = tuple(row[3:8])
+        found = weights.get(key)
+        if found is None:
+            found = weights[key] = class_weight(key, turn)  # type: ignore[arg-type]
+        return found
+
+    ordered = sorted(rows, key=lambda row: row[0])
+    ordered.sort(key=lambda row: bytes(row[2]), reverse=True)
+    ordered.sort(key=weight, reverse=True)
+    return ordered

@@ -1,0 +1,101 @@
+"""BM25 over the stored postings of one namespace. Ranking gives the same keys, order and scores as
+`InvertedIndex.rank` over the same events, and so as the reference's BM25: N and the mean length are over every
+candidate, the document frequency is the term's posting count, and each document's score is summed in
+query-term order with the same numpy operations."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection
+
+from stratagate.search.bm25 import average_length, idf, unique_query_terms
+from stratagate.search.collation import locale_compare_key
+from stratagate.search.postings import contributions
+from stratagate.search.stored.tables import Connect, chunks, driver_rows, marks
+from stratagate.search.stored.terms import merge
+
+
+class StoredEventIndex:
+    """BM25 over the stored index of one namespace, through `connect()` (a read transaction)."""
+
+    def __init__(self, connect: Connect, namespace: str, *, follows_commits: bool = True):
+        self.connect = connect
+        self.namespace = namespace
+        self.follows_commits = follows_commits
+        """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
+        its holder asks the backend again for the index of the new revision."""
+
+    def rank(self, query: str, allowed: np.ndarray | None = None, limit: int | None = None,
+             ids_of: Callable[[np.ndarray], list[str] | None] | None = None) -> list[tuple[str, float]]:
+        """(event id, score) with a positive score, best first, ties by `localeCompare` of the id then section
+        order; only documents at `allowed` positions when given (statistics stay those of every candidate).
+        `ids_of(positions)` names documents when it can (else they are read from the index)."""
+        terms = unique_query_terms(query)
+        if not terms or (limit is not None and limit <= 0) or (allowed is not None and not len(allowed)):
+            return []
+        with self.connect() as connection:
+            state = driver_rows(connection, "SELECT documents, total_length FROM search_index_state "
+                                            "WHERE namespace = ?", (self.namespace,))[0]
+            postings = self._postings(connection, terms)
+            documents, total_length = state
+            if not documents or not postings:
+                return []
+            mean_length = average_length(total_length, documents)
+            size = 1 + max((int(triples[:, 0].max()) for _count, triples in postings if len(triples)), default=-1)
+            totals = np.zeros(size, dtype=np.float64)
+            for count, triples in postings:
+                totals[triples[:, 0]] += contributions(idf(documents, count), triples[:, 1],
+                                                       triples[:, 2].astype(np.float64), mean_length)
+            positions = np.flatnonzero(totals)
+            if allowed is not None:
+                positions = positions[np.isin(positions, allowed)]
+            scores = totals[positions]
+            if limit is not None and len(positions) > limit:
+                # Everything that scores at least the limit-th best score, ties at the boundary included.
+                threshold = -np.partition(-scores, limit - 1)[limit - 1]
+                keep = scores >= threshold
+                positions, scores = positions[keep], scores[keep]
+            order = np.argsort(-scores, kind="stable")
+            positions, scores = positions[order], scores[order]
+            ids = ids_of(positions) if ids_of is not None else None
+            if ids is None:
+                ids = self.ids(connection, positions)
+        pairs = list(zip(ids, scores.tolist(), strict=True))
+        # Only runs of equal scores need the collation keys; the sort is stable, so position breaks their ties.
+        tied = np.flatnonzero(scores[1:] == scores[:-1])
+        start = 0
+        while start < len(tied):
+            first = end = int(tied[start])
+            while start < len(tied) and int(tied[start]) == end:
+                end += 1
+                start += 1
+            pairs[first : end + 1] = sorted(pairs[first : end + 1], key=lambda pair: locale_compare_key(pair[0]))
+        return pairs if limit is None else pairs[:limit]
+
+    def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
+        """(document frequency, current triples) of each indexed query term, in query order."""
+        settled = {term: (count, postings) for term, count, postings in driver_rows(
+            connection, f"SELECT term, count, postings FROM search_terms WHERE namespace = ? AND count > 0 "
+                        f"AND term IN ({marks(len(terms))})", (self.namespace, *terms))}
+        overlay: dict[str, list[Any]] = defaultdict(list)
+        if settled:
+            for term, position, frequency, length in driver_rows(
+                    connection, f"SELECT term, position, frequency, length FROM search_term_changes "
+                                f"WHERE namespace = ? AND term IN ({marks(len(settled))})",
+                    (self.namespace, *settled)):
+                overlay[term].append((position, frequency, length))
+        return [(settled[term][0], merge(bytes(settled[term][1]), overlay.get(term, [])))
+                for term in terms if term in settled]
+
+    def ids(self, connection: Connection, positions: np.ndarray) -> list[str]:
+        """The event ids at these positions, in the order given."""
+        found: dict[int, str] = {}
+        for chunk in chunks(positions.tolist()):
+            found.update(driver_rows(connection, f"SELECT position, event_id FROM search_events "
+                                                 f"WHERE namespace = ? AND position IN ({marks(len(chunk))})",
+                                     (self.namespace, *chunk)))
+        return [found[position] for position in positions.tolist()]

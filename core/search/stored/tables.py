@@ -1,0 +1,111 @@
+"""The stored index's tables: creating, checking and dropping them, and the SQL helpers its modules share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+import icu
+from sqlalchemy import Connection, delete, inspect, select
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from stratagate.storage import schema
+from stratagate.storage import search_tables as t
+
+INDEX_FORMAT = f"4 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
+"""What the stored tokens, sort keys and tables depend on: an index written with another one is rebuilt."""
+CHUNK = 500
+
+Connect = Callable[[], AbstractContextManager[Connection]]
+Progress = Callable[[int, int], None]
+"""`progress(done, total)` during a build."""
+
+
+def chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
+def upsert(connection: Connection, table: Any, rows: list[dict[str, Any]], set_: Callable[[Any], dict]) -> None:
+    if not rows:
+        return
+    if connection.dialect.name == "sqlite":
+        statement = sqlite_insert(table)
+    else:  # imported here: an SQLite reader never loads the PostgreSQL dialect (see storage.sections)
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        statement = postgresql_insert(table)
+    keys = [column.name for column in table.primary_key.columns]
+    connection.execute(statement.on_conflict_do_update(index_elements=keys, set_=set_(statement.excluded)), rows)
+
+
+def replace(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+    keys = {column.name for column in table.primary_key.columns}
+    upsert(connection, table, rows, lambda excluded: {c.name: excluded[c.name] for c in table.columns
+                                                      if c.name not in keys})
+
+
+def driver_rows(connection: Connection, sql: str, values: tuple | list) -> list[tuple]:
+    """Rows of `sql` (with `?` marks) sent to the driver as is: a search runs a few such statements, and
+    building them with SQLAlchemy Core, or its per-row result processing, costs more than running them."""
+    if connection.dialect.paramstyle != "qmark":
+        sql = sql.replace("?", "%s")
+    if not connection.in_transaction():
+        connection.begin()  # so that the statements of one read see one snapshot (SQLite's BEGIN is explicit)
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql, tuple(values))
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
+def marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def create_tables(connection: Connection) -> None:
+    """Create the tables, replacing them when an earlier format's columns or indexes differ (every namespace's
+    index is rebuilt then)."""
+    if has_tables(connection):
+        inspector = inspect(connection)
+        existing = set(inspector.get_table_names())
+        if any(table.name not in existing
+               or {column["name"] for column in inspector.get_columns(table.name)} != {c.name for c in table.columns}
+               or {index["name"] for index in inspector.get_indexes(table.name)} != {i.name for i in table.indexes}
+               for table in t.SEARCH_TABLES):
+            t.search_metadata.drop_all(connection, checkfirst=True)
+    t.search_metadata.create_all(connection, checkfirst=True)
+
+
+def has_tables(connection: Connection) -> bool:
+    if connection.dialect.name == "sqlite":
+        found = connection.exec_driver_sql(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'search_index_state'").scalar_one()
+        return bool(found)
+    return bool(connection.exec_driver_sql("SELECT to_regclass('search_index_state') IS NOT NULL").scalar_one())
+
+
+def is_current(connection: Connection, namespace: str) -> bool:
+    """Whether the tables hold an index of the namespace in this format, current at its stored revision."""
+    if not has_tables(connection):
+        return False
+    state, spaces = t.search_index_state, schema.memory_spaces
+    # The format first: an index of an earlier format may lack the columns read below.
+    if connection.scalar(select(state.c.format).where(state.c.namespace == namespace)) != INDEX_FORMAT:
+        return False
+    found = connection.execute(select(state.c.revision, spaces.c.revision)
+                               .join_from(state, spaces, state.c.namespace == spaces.c.namespace)
+                               .where(state.c.namespace == namespace)).first()
+    return found is not None and found[0] == found[1]
+
+
+def stored_revision(connection: Connection, namespace: str) -> int:
+    spaces = schema.memory_spaces
+    return connection.scalar(select(spaces.c.revision).where(spaces.c.namespace == namespace)) or 0
+
+
+def drop_namespace(connection: Connection, namespace: str) -> None:
+    for table in reversed(t.SEARCH_TABLES):
+        connection.execute(delete(table).where(table.c.namespace == namespace))
