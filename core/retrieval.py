@@ -399,10 +399,11 @@ class Retrieval:
         if filters:
             intersection = all_of(subset for _name, subset in filters)
             if tokens:
-                positions, ids = facets.members(intersection)
+                positions = facets.members(intersection)
                 if len(positions):
-                    ranked = index.rank(query, allowed=positions, ids_of=lambda found: [ids[p] for p in found.tolist()])
-                    rankings = [("bm25", [key for key, _score in ranked]), ("structured", structured(intersection, True))]
+                    ranked = index.rank(query, allowed=positions)
+                    rankings = [("bm25", [key for key, _score in ranked]),
+                                ("structured", structured(intersection, True))]
             else:
                 head = structured(intersection, True)
                 if head:

@@ -105,11 +105,12 @@ search_events = _table(
 _e = search_events.c
 Index("search_events_id_idx", _e.namespace, _e.event_id, unique=True)
 Index("search_events_type_idx", _e.namespace, _e.event_type)
-Index("search_events_happened_idx", _e.namespace, _e.happened_start, _e.happened_end)
+Index("search_events_happened_idx", _e.namespace, _e.happened_start, _e.happened_end, _e.position, _e.event_id)
 Index("search_events_first_idx", _e.namespace, _e.chronology_key, _e.position)
 Index("search_events_latest_idx", _e.namespace, _e.chronology_key.desc(), _e.position)
+# Per weight class, its rows in the weight order's tie order (updatedAt descending, then position).
 Index("search_events_weight_idx", _e.namespace, _e.mention_count, _e.last_adopted_turn, _e.pinned, _e.floor_weight,
-      _e.forced_cap)
+      _e.forced_cap, _e.updated_key.desc(), _e.position, _e.event_id)
 
 search_participants = _table(
     "search_participants",

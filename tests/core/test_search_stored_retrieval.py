@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stratagate
+from stratagate.search.stored import facets as stored_facets
 from tests.core.helpers import Clock
 from tests.core.test_search_event_cache import _apply, _hits, _operation, _query
 from tests.property_budget import examples
@@ -87,3 +88,36 @@ def test_a_read_only_search_works_when_the_cache_cannot_be_written(tmp_path: Pat
     monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(not_a_directory))
     with stratagate.open(path, "ns", read_only=True) as reader:
         assert [hit.event.title for hit in reader.search_events("", participants=["alice"])] == ["launch budget"]
+
+
+@pytest.mark.parametrize("classes_in_one_case", [2000, 0], ids=["sorted by the database", "sorted in Python"])
+def test_the_weight_order_head_is_exact_across_weight_classes_and_ties(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      classes_in_one_case: int) -> None:
+    """The empty query's head reads only the weight classes that can reach it: every limit must give the head
+    of the full order, with classes of equal weight (pinned, fresh) and ties broken by updatedAt then position;
+    a query with words and a filter fuses the filtered set's full weight order (both ways of sorting it)."""
+    monkeypatch.setattr(stored_facets, "_CLASSES_IN_ONE_CASE", classes_in_one_case)
+    path = tmp_path / "memory.sqlite"
+    clock = Clock("2026-03-02T01:00:00Z", step=timedelta(0))
+    with stratagate.open(path, "ns", block_turn_size=1, now=clock) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for number in range(36):
+            if number % 5 == 0:
+                clock.advance(minutes=1)  # runs of equal updatedAt
+            if number % 7 == 0:
+                memory.append_turn("another turn", "reply")
+            event = memory.add_event(f"card {number}", "summary", source_block_id=block_id,
+                                     criticality=["routine", "preference", "identity"][number % 3],
+                                     temporal={"participants": ["Alice"]})
+            if number % 4 == 0:
+                memory.record_memory_use(event_ids=[event.id], receipt_id=f"use {number}")
+            if number % 9 == 0:
+                memory.pin_event(event.id)
+        memory.append_turn("a later turn", "reply")
+        for limit in range(1, 21):
+            expected = _hits(memory.search_events("", limit=limit, explain=True))
+            assert _hits(memory.search_events("", limit=limit)) == expected
+            for query in ("", "card"):
+                assert _hits(memory.search_events(query, participants=["alice"], limit=limit)) == _hits(
+                    memory.search_events(query, participants=["alice"], limit=limit, explain=True))

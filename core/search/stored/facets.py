@@ -32,7 +32,8 @@ from stratagate.search.stored.tables import driver_rows, marks
 from stratagate.weights import decay_lambda
 
 CLASS_COLUMNS = "pinned, floor_weight, forced_cap, mention_count, last_adopted_turn"
-_CLASSES_PER_STATEMENT = 100
+_CLASSES_IN_ONE_CASE = 2000
+"""Above this many weight classes the full weight order is sorted here instead of by one CASE."""
 WeightClass = tuple[int, float, float | None, int, int]
 
 
@@ -74,8 +75,8 @@ class StoredFacets:
     def __init__(self, index: StoredEventIndex):
         self._connect = index.connect
         self.namespace = index.namespace
-        self._classes_at: tuple[int, Subset] | None = None
-        self._classes: list[tuple[WeightClass, int]] = []
+        self._classes_at = -1
+        self._classes: dict[Subset, list[tuple[WeightClass, int]]] = {}
 
     # filters -----------------------------------------------------------------------------------------------
     def with_participants(self, wanted: list[str]) -> Subset:
@@ -112,11 +113,11 @@ class StoredFacets:
         return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
 
     # reads -------------------------------------------------------------------------------------------------
-    def members(self, subset: Subset) -> tuple[np.ndarray, dict[int, str]]:
-        """The subset's positions (ascending) and the id at each."""
+    def members(self, subset: Subset) -> np.ndarray:
+        """The subset's positions, ascending (the index-only filters read no event row)."""
         with self._connect() as connection:
-            rows = self._select(connection, "position, event_id", subset, "position")
-        return np.asarray([position for position, _id in rows], dtype=np.int64), dict(rows)
+            return np.asarray([row[0] for row in self._select(connection, "position", subset, "position")],
+                              dtype=np.int64)
 
     def structured(self, subset: Subset, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
         """The ids of `subset` in the structured order (chronology for a temporal intent, else weight at `turn`
@@ -127,9 +128,34 @@ class StoredFacets:
                 return [row[0] for row in self._select(connection, "event_id", subset,
                                                        f"chronology_key{direction}, position", top)]
             if top is None:
-                return [row[1] for row in _by_weight(self._select(
-                    connection, f"position, event_id, updated_key, {CLASS_COLUMNS}", subset), turn)]
+                return self._weight_ordered(connection, subset, turn)
             return self._weight_head(connection, subset, turn, top)
+
+    def _weight_ordered(self, connection: Connection, subset: Subset, turn: int) -> list[str]:
+        """The subset's ids in the weight order, sorted by the database: each weight class's place among the
+        distinct exact weights (computed here, once per class) is handed to it as a CASE over the classes."""
+        classes = [key for key, _count in self._weight_classes(connection, ALL)]
+        if not classes:
+            return []  # no candidate at all
+        if len(classes) > _CLASSES_IN_ONE_CASE:
+            return [row[1] for row in _by_weight(self._select(
+                connection, f"position, event_id, updated_key, {CLASS_COLUMNS}", subset), turn)]
+        weights = [class_weight(key, turn) for key in classes]
+        place = {weight: number for number, weight in enumerate(sorted(set(weights), reverse=True))}
+        same = "IS" if connection.dialect.name == "sqlite" else "IS NOT DISTINCT FROM"
+        when = (f"WHEN mention_count = ? AND last_adopted_turn = ? AND pinned = ? AND floor_weight = ? "
+                f"AND forced_cap {same} ? THEN ?")
+        values = [value for (pinned, floor_weight, forced_cap, mentions, adopted), weight
+                  in zip(classes, weights, strict=True)
+                  for value in (mentions, adopted, pinned, floor_weight, forced_cap, place[weight])]
+        return [row[0] for row in driver_rows(connection, (
+            f"SELECT event_id FROM search_events WHERE namespace = ? AND ({subset.sql}) "
+            f"ORDER BY CASE {' '.join([when] * len(classes))} END, updated_key DESC, position"),
+            (self.namespace, *subset.values, *values))]
+
+    def _revision(self, connection: Connection) -> int:
+        return driver_rows(connection, "SELECT revision FROM search_index_state WHERE namespace = ?",
+                           (self.namespace,))[0][0]
 
     def _weight_head(self, connection: Connection, subset: Subset, turn: int, top: int) -> list[str]:
         """The first `top` ids of the subset in the weight order, reading only the rows that can be among them.
@@ -156,29 +182,33 @@ class StoredFacets:
         return [row[1] for row in _by_weight(rows, turn)[:top]]
 
     def _weight_classes(self, connection: Connection, subset: Subset) -> list[tuple[WeightClass, int]]:
-        """(class, candidate count) of the subset's weight classes; kept for the last subset until the index
-        moves to another revision (the empty query asks for every candidate's, each time)."""
-        revision = driver_rows(connection, "SELECT revision FROM search_index_state WHERE namespace = ?",
-                               (self.namespace,))[0][0]
-        if self._classes_at != (revision, subset):
-            self._classes = [(tuple(row[:5]), row[5]) for row in driver_rows(  # type: ignore[misc]
+        """(class, candidate count) of the subset's weight classes, kept until the index moves to another
+        revision (the empty query and the full weight order ask for every candidate's each time)."""
+        revision = self._revision(connection)
+        if self._classes_at != revision:
+            self._classes_at, self._classes = revision, {}
+        if subset not in self._classes:
+            self._classes[subset] = [(tuple(row[:5]), row[5]) for row in driver_rows(  # type: ignore[misc]
                 connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
-                            f"AND ({subset.sql}) GROUP BY {CLASS_COLUMNS}", (self.namespace, *subset.values))]
-            self._classes_at = (revision, subset)
-        return self._classes
+                            # In the weight index's column order, so its scan groups them without a sort.
+                            f"AND ({subset.sql}) GROUP BY mention_count, last_adopted_turn, pinned, floor_weight, "
+                            f"forced_cap", (self.namespace, *subset.values))]
+        return self._classes[subset]
 
     def _class_rows(self, connection: Connection, subset: Subset, classes: list[WeightClass],
                     limit: int | None) -> list[tuple]:
-        """The subset's rows in these classes (with `limit`: each statement's first `limit` by updatedAt
-        descending then position, which holds the first `limit` of all, the classes weighing the same)."""
-        same = "IS" if connection.dialect.name == "sqlite" else "IS NOT DISTINCT FROM"
-        one = f"(pinned = ? AND floor_weight = ? AND forced_cap {same} ? AND mention_count = ? AND last_adopted_turn = ?)"
+        """The subset's rows in these classes (with `limit`: each class's first `limit` by updatedAt descending
+        then position, which hold the first `limit` of all, the classes weighing the same), one index range
+        each: `search_events_weight_idx` lists a class's rows in that order."""
         rows: list[tuple] = []
-        for start in range(0, len(classes), _CLASSES_PER_STATEMENT):
-            chunk = classes[start : start + _CLASSES_PER_STATEMENT]
-            within = Subset(" OR ".join([one] * len(chunk)), tuple(value for key in chunk for value in key))
-            rows += self._select(connection, f"position, event_id, updated_key, {CLASS_COLUMNS}",
-                                 all_of([subset, within]), "updated_key DESC, position", limit)
+        for key in classes:
+            pinned, floor_weight, forced_cap, mention_count, last_adopted_turn = key
+            cap, cap_values = ("forced_cap IS NULL", ()) if forced_cap is None else ("forced_cap = ?", (forced_cap,))
+            within = Subset(f"mention_count = ? AND last_adopted_turn = ? AND pinned = ? AND floor_weight = ? AND {cap}",
+                            (mention_count, last_adopted_turn, pinned, floor_weight, *cap_values))
+            rows += [(*row, *key) for row in self._select(connection, "position, event_id, updated_key",
+                                                          all_of([subset, within]), "updated_key DESC, position",
+                                                          limit)]
         return rows
 
     def _select(self, connection: Connection, columns: str, subset: Subset, order: str | None = None,

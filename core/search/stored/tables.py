@@ -7,13 +7,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import icu
-from sqlalchemy import Connection, delete, inspect, select
+from sqlalchemy import Connection, Index, delete, inspect, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.storage import schema
 from stratagate.storage import search_tables as t
 
-INDEX_FORMAT = f"4 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
+INDEX_FORMAT = f"5 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
 """What the stored tokens, sort keys and tables depend on: an index written with another one is rebuilt."""
 CHUNK = 500
 
@@ -73,10 +73,16 @@ def create_tables(connection: Connection) -> None:
         existing = set(inspector.get_table_names())
         if any(table.name not in existing
                or {column["name"] for column in inspector.get_columns(table.name)} != {c.name for c in table.columns}
-               or {index["name"] for index in inspector.get_indexes(table.name)} != {i.name for i in table.indexes}
+               or {(index["name"], tuple(index["column_names"])) for index in inspector.get_indexes(table.name)}
+               != {(index.name, _indexed_columns(index)) for index in table.indexes}
                for table in t.SEARCH_TABLES):
             t.search_metadata.drop_all(connection, checkfirst=True)
     t.search_metadata.create_all(connection, checkfirst=True)
+
+
+def _indexed_columns(index: Index) -> tuple[str, ...]:
+    """The names of the columns an index lists (a descending one is a `.desc()` of its column)."""
+    return tuple(getattr(expression, "name", None) or expression.element.name for expression in index.expressions)
 
 
 def has_tables(connection: Connection) -> bool:
