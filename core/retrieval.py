@@ -22,8 +22,8 @@ from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
-from stratagate.search.stored import StoredEventIndex, StoredFacets
-from stratagate.search.stored.facets import ALL, Subset, all_of
+from stratagate.search.stored import StoredEventIndex
+from stratagate.search.stored.facets import ALL, StoredFacets, Subset, all_of
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 
 RAW_BLOCKS_PER_READ = 64

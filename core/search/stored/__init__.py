@@ -9,11 +9,11 @@ reference's candidate order. One module per job:
 - `tables`: creating, checking and dropping the tables, and the SQL helpers the others share;
 - `writes`: building the index and keeping it current in every commit;
 - `ranking`: BM25 over the stored postings (`StoredEventIndex`);
-- `facets`: filters and structured orders answered by SQL over the indexed columns (`StoredFacets`).
+- `facets`: filters and structured orders answered by SQL over the indexed columns (`StoredFacets`; the
+  search layer imports it itself: it needs the weight rules, which storage, importing this package, must not).
 """
 
 from stratagate.search.stored.documents import CANDIDATE_STATUSES, count_candidates, read_event_records
-from stratagate.search.stored.facets import StoredFacets
 from stratagate.search.stored.ranking import StoredEventIndex
 from stratagate.search.stored.tables import (
     INDEX_FORMAT,
@@ -28,7 +28,7 @@ from stratagate.search.stored.tables import (
 from stratagate.search.stored.writes import build, indexed_before, keep_current
 
 __all__ = [
-    "CANDIDATE_STATUSES", "INDEX_FORMAT", "Connect", "Progress", "StoredEventIndex", "StoredFacets", "build",
+    "CANDIDATE_STATUSES", "INDEX_FORMAT", "Connect", "Progress", "StoredEventIndex", "build",
     "count_candidates", "create_tables", "drop_namespace", "has_tables", "indexed_before", "is_current",
     "keep_current", "read_event_records", "stored_revision",
 ]
