@@ -65,7 +65,7 @@ def event_document(record: dict[str, Any]) -> EventDocument:
     last = temporal.get("happenedEnd") if temporal.get("happenedEnd") is not None else temporal.get("happenedStart")
     weight = record["weight"]
     length = sum(counts.values())
-    names = [normalize_search_text(name) for name in temporal.get("participants") or []]
+    names = _normalized_names(record)
     return EventDocument(counts, length, {
         "event_id": record["id"],
         "length": length,
@@ -82,6 +82,15 @@ def event_document(record: dict[str, Any]) -> EventDocument:
         "mention_count": weight["mentionCount"],
         "last_adopted_turn": weight["lastAdoptedTurn"],
     }, frozenset(name for name in names if name))
+
+
+def _normalized_names(record: dict[str, Any]) -> list[str]:
+    return [normalize_search_text(name) for name in (record.get("temporal") or {}).get("participants") or []]
+
+
+def participant_names(record: dict[str, Any]) -> frozenset[str]:
+    """The event's distinct normalized participant names (`search_participants`), the empty name left out."""
+    return frozenset(name for name in _normalized_names(record) if name)
 
 
 def read_event_records(connection: Connection, namespace: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -17,6 +17,7 @@ from stratagate.search.stored.documents import (
     EventDocument,
     document_record,
     event_document,
+    participant_names,
     term_counts,
 )
 from stratagate.search.stored.tables import (
@@ -44,6 +45,7 @@ class IndexedDocument:
     position: int
     length: int
     counts: dict[str, int]
+    participants: frozenset[str]
 
 
 def indexed_before(connection: Connection, namespace: str, keys: list[str]) -> dict[str, IndexedDocument]:
@@ -58,7 +60,9 @@ def indexed_before(connection: Connection, namespace: str, keys: list[str]) -> d
                 select(documents.c.length, *DOCUMENT_COLUMNS)
                 .join_from(documents, e, (e.c.namespace == documents.c.namespace) & (e.c.id == documents.c.event_id))
                 .where(documents.c.namespace == namespace, documents.c.event_id.in_(chunk))):
-            found[row.id] = IndexedDocument(row.position, row.length, term_counts(document_record(row)))
+            record = document_record(row)
+            found[row.id] = IndexedDocument(row.position, row.length, term_counts(record),
+                                            participant_names(record))
     return found
 
 
@@ -97,7 +101,7 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
         total_length += document.length
     first = count == 0
     count += len(batch)
-    _insert_documents(connection, namespace, placed)
+    _insert_documents(connection, namespace, placed, placed)
     terms = t.search_terms
     # In key order: the terms table is a B-tree on (namespace, term) (WITHOUT ROWID on SQLite).
     term_rows = [
@@ -115,13 +119,15 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
     return count, total_length
 
 
-def _insert_documents(connection: Connection, namespace: str, placed: list[tuple[int, EventDocument]]) -> None:
-    """Insert the documents' `search_events` and `search_participants` rows (their positions hold none)."""
+def _insert_documents(connection: Connection, namespace: str, placed: list[tuple[int, EventDocument]],
+                      named: list[tuple[int, EventDocument]]) -> None:
+    """Insert the `search_events` rows of `placed` and the `search_participants` rows of `named` (their
+    positions hold none)."""
     bulk.insert_rows(connection, t.search_events, [
         {"namespace": namespace, "position": position, **document.row} for position, document in placed])
     bulk.insert_rows(connection, t.search_participants, [
         {"namespace": namespace, "name": name, "position": position}
-        for position, document in placed for name in sorted(document.participants)])
+        for position, document in named for name in sorted(document.participants)])
 
 
 def keep_current(connection: Connection, namespace: str, expected_revision: int, upserts: list[dict[str, Any]],
@@ -159,6 +165,8 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
     count_delta: Counter[str] = Counter()
     cleared: list[int] = []
     placed: list[tuple[int, EventDocument]] = []
+    names_cleared: list[int] = []
+    names_placed: list[tuple[int, EventDocument]] = []
     for key in keys:
         record = upserted.get(key)
         before = old.get(key)
@@ -169,6 +177,9 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
             # Same postings: only the filter and sort inputs may have changed.
             cleared.append(before.position)
             placed.append((before.position, document))
+            if before.participants != document.participants:
+                names_cleared.append(before.position)
+                names_placed.append((before.position, document))
             continue
         if before is not None:
             for term in before.counts:
@@ -177,6 +188,7 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
             documents -= 1
             total_length -= before.length
             cleared.append(before.position)
+            names_cleared.append(before.position)
         if document is not None:
             position = positions[key]
             for term, frequency in document.counts.items():
@@ -186,10 +198,12 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
             total_length += document.length
             cleared.append(position)
             placed.append((position, document))
-    for table in (t.search_participants, t.search_events):
-        for chunk in chunks(sorted(set(cleared))):
+            names_cleared.append(position)
+            names_placed.append((position, document))
+    for table, positions in ((t.search_participants, names_cleared), (t.search_events, cleared)):
+        for chunk in chunks(sorted(set(positions))):
             connection.execute(delete(table).where(table.c.namespace == namespace, table.c.position.in_(chunk)))
-    _insert_documents(connection, namespace, placed)
+    _insert_documents(connection, namespace, placed, names_placed)
     if changes:
         _write_term_changes(connection, namespace, changes, count_delta)
     if (documents, total_length) != (state.documents, state.total_length):
