@@ -404,14 +404,15 @@ class StrataGate:
         return self._backend.query_keys(self.namespace, "events", dict(where) if where else None)
 
     def event_key_list(self, where: Mapping[str, Any] | None = None, order: str | None = None,
-                       descending: bool = False) -> Sequence[str]:
-        """`event_ids` for lists of a million events: held compactly on SQL stores (`PackedKeys`), and in an
-        order by a shown value (`stratagate.storage.event_order.EVENT_ORDERS`; the weight at the current
-        turn) sorted by the database. In-memory stores list the ids and cannot order them."""
+                       descending: bool = False, limit: int | None = None) -> Sequence[str]:
+        """`event_ids` for lists of a million events: held compactly on SQL stores (`PackedKeys`), in an order
+        by a shown value (`stratagate.storage.event_order.EVENT_ORDERS`; the weight at the current turn)
+        sorted by the database, the first `limit` only if given (a list's first page). In-memory stores list
+        the ids and cannot order them."""
         from stratagate.storage.event_order import EventOrder
 
         ordered = None if order is None else EventOrder(order, descending, self.current_turn)
-        return self._backend.packed_keys(self.namespace, "events", dict(where) if where else None, ordered)
+        return self._backend.packed_keys(self.namespace, "events", dict(where) if where else None, ordered, limit)
 
     def get_events(self, ids: Sequence[str]) -> list[Event]:
         """The events for these ids (from memory when loaded, else fetched), in the order asked."""

@@ -132,9 +132,12 @@ class StorageBackend(Protocol):
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
         """The records for these keys, in the order asked; unknown keys are skipped."""
 
-    def packed_keys(self, namespace: str, section: str, where: Record | None = None, order: Any = None) -> Sequence[str]:
-        """`query_keys` held compactly (`stratagate.storage.packed_keys`) where the store can; events also in an
-        `EventOrder` (`stratagate.storage.event_order`) on SQL stores. For lists of a million keys."""
+    def packed_keys(
+        self, namespace: str, section: str, where: Record | None = None, order: Any = None, limit: int | None = None
+    ) -> Sequence[str]:
+        """`query_keys` held compactly (`stratagate.storage.packed_keys`) where the store can, the first `limit`
+        only if given; events also in an `EventOrder` (`stratagate.storage.event_order`) on SQL stores. For
+        lists of a million keys."""
 
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         """Key → status of the records (events, jobs) whose status is one of `statuses`, in one pass."""

@@ -187,11 +187,11 @@ class MemoryBackend:
         return _copy(self._space(namespace).records(section, keys))
 
     def packed_keys(
-        self, namespace: str, section: str, where: Record | None = None, order: Any = None
+        self, namespace: str, section: str, where: Record | None = None, order: Any = None, limit: int | None = None
     ) -> Sequence[str]:
         if order is not None:
             raise StrataGateError("An in-memory store does not order keys by value; sort the records instead")
-        return self.query_keys(namespace, section, where)
+        return self.query_keys(namespace, section, where)[:limit]
 
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         records = self._space(namespace).sections[section]

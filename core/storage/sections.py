@@ -143,16 +143,19 @@ class SectionStore:
         return list(connection.scalars(self._key_statement(namespace, section, where)))
 
     def packed_keys(
-        self, connection: Connection, namespace: str, section: str, where: Record | None, order: EventOrder | None
+        self, connection: Connection, namespace: str, section: str, where: Record | None, order: EventOrder | None,
+        limit: int | None = None,
     ) -> PackedKeys | list[str]:
-        """`keys`, packed (a list only if a key holds the packing separator); events may be `order`ed by a
-        shown value. No row object per key: SQLite joins the keys itself (an aggregate over an ordered
+        """`keys`, packed (a list only if a key holds the packing separator), the first `limit` only if given;
+        events may be `order`ed by a shown value. No row object per key: SQLite joins the keys itself (an aggregate over an ordered
         subquery reads it in order), other databases are read from the driver's cursor a chunk at a time."""
         statement = self._key_statement(namespace, section, where)
         if order is not None:
             if section != "events":
                 raise SectionError(f"Section {section!r} has no orders (only events do)")
             statement = statement.order_by(None).order_by(*event_order.order_by(self.dialect, order))
+        if limit is not None:
+            statement = statement.limit(limit)
         if self.dialect == "sqlite":
             ordered = statement.subquery()
             joined = select(func.count(), func.group_concat(ordered.c[0], SEPARATOR)).select_from(ordered)

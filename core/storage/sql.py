@@ -155,10 +155,11 @@ class SqlBackend:
             return self._read_checked(connection, namespace, section, list(keys))
 
     def packed_keys(
-        self, namespace: str, section: str, where: Record | None = None, order: EventOrder | None = None
+        self, namespace: str, section: str, where: Record | None = None, order: EventOrder | None = None,
+        limit: int | None = None,
     ) -> Sequence[str]:
         with self._reading() as connection:
-            return self._sections.packed_keys(connection, namespace, section, where, order)
+            return self._sections.packed_keys(connection, namespace, section, where, order, limit)
 
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         with self._reading() as connection:

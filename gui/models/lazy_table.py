@@ -106,6 +106,15 @@ class LazyIdTableModel(QAbstractTableModel):
     def clear(self) -> None:
         self.set_ids([], None)
 
+    def extend_ids(self, ids: Sequence[str]) -> bool:
+        """The whole list whose first page the model shows (read first, to paint early): rows built stay,
+        views may fetch the rest. False, and nothing changed, when `ids` does not start with the ids held."""
+        held = len(self._ids)
+        if len(ids) < held or list(ids[:held]) != list(self._ids):
+            return False
+        self._ids = _held(ids)
+        return True
+
     def update_ids(self, ids: Sequence[str], loader: RowLoader | None) -> None:
         """The same list re-read after a write: ids may come, go or move. Built rows stay visible until
         rebuilt, and selected rows (persistent indexes) follow their ids; an id that left loses its row."""

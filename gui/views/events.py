@@ -49,6 +49,8 @@ STATUS_COLUMN = EVENT_COLUMNS.index("Status")
 ANY = "any"
 PINNED, NOT_PINNED = "pinned", "not pinned"
 MAX_PLOTTED_EVENTS = 50
+FIRST_PAGE = LazyIdTableModel.PAGE_SIZE
+"""Ids read before the first paint; the whole list follows in the background."""
 STATUS_COLOURS = {"superseded": QColor("#b45309"), "forgotten": QColor("#9ca3af"), "archived": QColor("#9ca3af")}
 
 
@@ -79,19 +81,19 @@ def event_rows(memory: StrataGate, ids: list[str]) -> list[Row]:
 
 
 def list_events(
-    memory: StrataGate, where: dict[str, str], sorting: tuple[int, bool] | None
+    memory: StrataGate, where: dict[str, str], sorting: tuple[int, bool] | None, limit: int | None = None
 ) -> Sequence[str]:
-    """The ids a filtered, sorted event table shows (runs on the database worker). The storage filters and,
-    on SQL stores, sorts by the column's value and holds the ids packed (`PackedKeys`: a million ids in about
-    20 MB); an in-memory store's ids are sorted here by building their rows."""
+    """The ids a filtered, sorted event table shows, the first `limit` only if given (runs on the database
+    worker). The storage filters and, on SQL stores, sorts by the column's value and holds the ids packed
+    (`PackedKeys`: a million ids in about 20 MB); an in-memory store's ids are sorted here by building rows."""
     where = dict(where)
     if "pinned" in where:
         where["pinned"] = where["pinned"] == PINNED
     if sorting is not None and not isinstance(memory.backend, SqlBackend):
         ids = memory.event_ids(where or None)
-        return sorted_ids(ids, lambda chunk: event_rows(memory, chunk), *sorting)
+        return sorted_ids(ids, lambda chunk: event_rows(memory, chunk), *sorting)[:limit]
     order, descending = (EVENT_ORDERS[sorting[0]], sorting[1]) if sorting is not None else (None, False)
-    return memory.event_key_list(where or None, order, descending)
+    return memory.event_key_list(where or None, order, descending, limit)
 
 
 class EventFilterBar(QWidget):
@@ -279,6 +281,9 @@ class EventsView(QWidget):
         self._pending_select: str | None = None
         """An event a jump asked for while the filters hid it (shown once the cleared filters apply)."""
         self._reselect: str | None = None
+        self._listing = self._listed = 0
+        """Counts the lists asked for (a list's answer is shown only if no newer one was asked for since) and
+        the last one shown whole."""
 
     def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
@@ -301,25 +306,43 @@ class EventsView(QWidget):
             self._query(self.filters.where(), keep_rows=True)
 
     def _query(self, where: dict[str, str], keep_rows: bool = False) -> None:
+        """List the events. A new list (another memory or filter) paints first: its first page is read at
+        once and the whole list (a million ids) in the worker's background lane, after the first rows."""
         memory = self.memory
         if memory is None:
             return
         if self.ctx.thread_id is not None:
             where = {**where, "threadId": self.ctx.thread_id}
         sorting = self.model.sorting
+        self._listing += 1
+        listing = self._listing
+        if not keep_rows:
+            self.ctx.worker.run(
+                lambda: list_events(memory, where, sorting, limit=FIRST_PAGE),
+                on_done=lambda ids: self._show_first_page(memory, listing, ids),
+                description="list the first events",
+            )
         self.ctx.worker.run(
             lambda: list_events(memory, where, sorting),
-            on_done=lambda ids: self._show_ids(memory, ids, keep_rows),
+            on_done=lambda ids: self._show_ids(memory, listing, ids, keep_rows),
             description="list events",
+            background=not keep_rows,
         )
 
-    def _show_ids(self, memory: StrataGate, ids: Sequence[str], keep_rows: bool) -> None:
-        if memory is not self.memory:
+    def _show_first_page(self, memory: StrataGate, listing: int, ids: Sequence[str]) -> None:
+        if memory is not self.memory or listing != self._listing:
+            return
+        self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        self.count_label.setText(f"{len(ids):,} events" + (" (counting…)" if len(ids) == FIRST_PAGE else ""))
+
+    def _show_ids(self, memory: StrataGate, listing: int, ids: Sequence[str], keep_rows: bool) -> None:
+        if memory is not self.memory or listing != self._listing:
             return
         if keep_rows:  # after a write: rows stay on screen until rebuilt, the selection follows its ids
             self.model.update_ids(ids, lambda chunk: event_rows(memory, chunk))
-        else:
+        elif not self.model.extend_ids(ids):  # the first page shown is not how this list starts (a write came)
             self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        self._listed = listing
         self.count_label.setText(f"{len(ids):,} events")
         if self._pending_select:
             self.select_event(self._pending_select)
@@ -372,7 +395,9 @@ class EventsView(QWidget):
         """Select and show an event (a jump target); clears the filters if they hide it."""
         row = self.model.row_of(event_id)
         if row < 0:
-            if self.filters.where():
+            if self._listed < self._listing:  # only the first page is here yet: select it once listed
+                self._pending_select = event_id
+            elif self.filters.where():
                 self._pending_select = event_id
                 self._clear_filters()
             return False

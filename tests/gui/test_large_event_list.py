@@ -14,7 +14,7 @@ from stratagate.snapshot import normalize_snapshot
 from stratagate.storage.packed_keys import PackedKeys
 from stratagate.storage.sql import open_backend
 from stratagate_gui.models.lazy_table import PLACEHOLDER
-from stratagate_gui.views.events import EVENT_COLUMNS, event_rows, list_events
+from stratagate_gui.views.events import EVENT_COLUMNS, FIRST_PAGE, event_rows, list_events
 from stratagate_gui.widgets.tables import sort_key
 from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_SNAPSHOT
 
@@ -70,15 +70,18 @@ def test_first_rows_come_before_the_census_and_hidden_views_do_not_read(qtbot, m
 
     def first_row_built() -> bool:  # what painting the event list does: ask for its first row until built
         if model.rowCount() and model.index(0, 0).data() not in (None, PLACEHOLDER):
-            census_at_first_row.append(window.follow.census)
+            census_at_first_row.append((window.follow.census, model.total))
             return True
         return False
 
     qtbot.waitUntil(first_row_built, timeout=20_000)
-    assert census_at_first_row == [None]  # live follow's census had not run yet
+    # Live follow's census had not run yet, and only the first page of ids was read.
+    assert census_at_first_row == [(None, FIRST_PAGE)]
+    first_title = model.index(0, 0).data()
     assert window.curation.curation.model.total == 0  # a hidden tab lists nothing
     assert window.wait_idle(60_000)
     assert window.follow.census is not None and window.follow.census.counts["events"] == EVENTS
+    assert model.total == EVENTS and model.index(0, 0).data() == first_title  # the first rows stayed built
     assert window.curation.curation.model.total == 0
     window.show_view(window.curation.curation)
     qtbot.waitUntil(lambda: window.curation.curation.model.total == EVENTS, timeout=20_000)
