@@ -15,6 +15,8 @@ import numpy as np
 SEPARATOR = "\x1f"
 """The ASCII unit separator: never in a sane id; a key holding it cannot be packed (`pack` returns None)."""
 _SEPARATOR_BYTE = SEPARATOR.encode()
+_ERRORS = "surrogatepass"
+"""A lone surrogate (never read from a database, possible in a Python list) round-trips as it is."""
 
 
 class PackedKeys(Sequence[str]):
@@ -31,7 +33,7 @@ class PackedKeys(Sequence[str]):
     def from_joined(cls, parts: Iterable[str], count: int) -> PackedKeys | None:
         """`count` keys given as strings of separator-joined keys (chunks of the full list, in order); None when
         a key holds the separator itself (the caller then keeps a plain list)."""
-        buffer = (SEPARATOR + SEPARATOR.join(parts) + SEPARATOR).encode() if count else _SEPARATOR_BYTE
+        buffer = (SEPARATOR + SEPARATOR.join(parts) + SEPARATOR).encode(errors=_ERRORS) if count else _SEPARATOR_BYTE
         bounds = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == _SEPARATOR_BYTE[0]).astype(np.int64)
         return cls(buffer, bounds) if len(bounds) == count + 1 else None
 
@@ -58,7 +60,7 @@ class PackedKeys(Sequence[str]):
         return self._key(index)
 
     def _key(self, index: int) -> str:
-        return self._buffer[int(self._bounds[index]) + 1 : int(self._bounds[index + 1])].decode()
+        return self._buffer[int(self._bounds[index]) + 1 : int(self._bounds[index + 1])].decode(errors=_ERRORS)
 
     def __iter__(self) -> Iterator[str]:
         return (self._key(index) for index in range(len(self)))
@@ -76,7 +78,7 @@ class PackedKeys(Sequence[str]):
     def _find(self, key: str, start: int = 0) -> int:
         if SEPARATOR in key or not 0 <= start <= len(self):
             return -1
-        at = self._buffer.find(_SEPARATOR_BYTE + key.encode() + _SEPARATOR_BYTE, int(self._bounds[start]))
+        at = self._buffer.find(_SEPARATOR_BYTE + key.encode(errors=_ERRORS) + _SEPARATOR_BYTE, int(self._bounds[start]))
         # The match starts at a separator, so it is one of the bounds: its position is the key's row.
         return -1 if at < 0 else int(np.searchsorted(self._bounds, at))
 
