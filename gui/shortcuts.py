@@ -12,16 +12,9 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QHeaderView,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QVBoxLayout, QWidget
+
+from stratagate_gui.widgets.tables import readonly_table
 
 
 @dataclass(frozen=True)
@@ -108,18 +101,9 @@ class ShortcutsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
-        self.table = QTableWidget(len(SHORTCUTS), 3, self)
-        self.table.setHorizontalHeaderLabels(["Keys", "Action", "Where"])
-        self.table.verticalHeader().hide()
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        for row, shortcut in enumerate(SHORTCUTS):
-            native = [
-                QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText) for keys in shortcut.keys
-            ]
-            for column, text in enumerate((" or ".join(native), shortcut.action, shortcut.where)):
-                self.table.setItem(row, column, QTableWidgetItem(text))
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        rows = [(_native_keys(shortcut), shortcut.action, shortcut.where) for shortcut in SHORTCUTS]
+        self.table = readonly_table(self, ("Keys", "Action", "Where"), rows)  # sorts by a header click
+        self.table.setAccessibleName("Keyboard shortcuts")
         self.table.setWordWrap(False)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
@@ -133,6 +117,11 @@ class ShortcutsDialog(QDialog):
         width = self.table.horizontalHeader().length() + frame + 40
         height = self.table.verticalHeader().length() + self.table.horizontalHeader().height() + frame + 80
         self.resize(max(620, width), max(380, height))
+
+
+def _native_keys(shortcut: Shortcut) -> str:
+    native = QKeySequence.SequenceFormat.NativeText
+    return " or ".join(QKeySequence(keys).toString(native) for keys in shortcut.keys)
 
 
 def help_action(window: QWidget) -> QAction:

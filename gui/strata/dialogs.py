@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QLabel,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from stratagate.strata.janitor import FileResult
+from stratagate_gui.widgets.tables import readonly_table
 
 PLAN_COLUMNS = ("File", "Outcome", "Detail")
 
@@ -33,17 +25,9 @@ class PlanPreviewDialog(QDialog):
         blocked = len(plan) - movable
         summary = f"{movable} file(s) would move." + (f" {blocked} cannot (see Detail)." if blocked else "")
         self.summary = QLabel(f"Dry run — nothing has changed yet. {summary}", self)
-        self.table = QTableWidget(len(plan), len(PLAN_COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(list(PLAN_COLUMNS))
-        self.table.verticalHeader().hide()
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        for row, result in enumerate(plan):
-            outcome = (
-                result.status.removeprefix("would_") if result.status.startswith("would_") else result.status
-            )
-            for column, value in enumerate((result.path, outcome, result.detail)):
-                self.table.setItem(row, column, QTableWidgetItem(value))
-        self.table.resizeColumnsToContents()
+        rows = [(result.path, _outcome(result.status), result.detail) for result in plan]
+        self.table = readonly_table(self, PLAN_COLUMNS, rows)  # sorts by any column, like every table
+        self.table.setAccessibleName("Plan")
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Apply | QDialogButtonBox.StandardButton.Cancel
         )
@@ -56,3 +40,8 @@ class PlanPreviewDialog(QDialog):
         layout.addWidget(self.table)
         layout.addWidget(self.buttons)
         self.resize(640, 360)
+
+
+def _outcome(status: str) -> str:
+    """A planned move reads as its verb ("would_migrate" → "migrate"); other outcomes as they are."""
+    return status.removeprefix("would_")

@@ -219,3 +219,30 @@ def test_a_header_click_sorts_a_tier_by_the_value_not_the_shown_text(browser: St
     assert cells(view)[0][0] == "entities/ada.md"
     browser.refresh()  # a refresh keeps the header's order
     assert cells(view)[0][0] == "entities/ada.md"
+
+
+def test_the_plan_dialog_sorts_by_any_column_on_a_header_click(browser: StrataBrowser, store: StrataStore, qtbot):
+    from tests.gui.test_tables import _click_header
+
+    for name in ("zeta.md", "beta.md"):
+        (store.cooled_root / name).write_text(f"# {name}\n")
+    store.write("beta.md", "an active copy: promoting the cooled one conflicts")
+    browser.refresh()
+    select(browser, "cooled", *range(len(cells(browser.views["cooled"]))))
+    browser.promote_button.click()
+    dialog = browser.preview_dialog
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+
+    def column(number: int) -> list[str]:
+        return [table.item(row, number).text() for row in range(table.rowCount())]
+
+    assert table.isSortingEnabled() and table.rowCount() == 3
+    _click_header(qtbot, table, 0)
+    assert column(0) == ["beta.md", "entities/ada.md", "zeta.md"]
+    _click_header(qtbot, table, 1)
+    assert column(1) == ["conflict", "promote", "promote"]
+    _click_header(qtbot, table, 1)
+    assert column(1) == ["promote", "promote", "conflict"]
+    assert dialog.apply_button.isEnabled()  # the plan itself is untouched by the table's order

@@ -198,3 +198,19 @@ def test_the_fact_status_facet_hides_the_other_facts(opened_window, qtbot):
     chosen = statuses[0]
     facet.setCurrentText(chosen)
     assert [not facts.isRowHidden(row) for row in range(facts.rowCount())] == [s == chosen for s in statuses]
+
+
+def test_the_shortcut_sheet_sorts_by_any_column_too(make_window, qtbot):
+    from stratagate_gui.shortcuts import SHORTCUTS, ShortcutsDialog
+    from stratagate_gui.widgets.tables import sort_key
+
+    dialog = ShortcutsDialog(make_window())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+    for column in range(table.columnCount()):
+        before = [table.item(row, column).text() for row in range(table.rowCount())]
+        _click_header(qtbot, table, column)
+        assert [table.item(row, column).text() for row in range(table.rowCount())] == sorted(before, key=sort_key)
+    assert table.rowCount() == len(SHORTCUTS)
