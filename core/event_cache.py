@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stratagate.cancellation import checkpoint
 from stratagate.model import Event
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.tokenize import normalize_search_text
@@ -97,6 +98,7 @@ class EventSearchCache:
         self._weight_turn: int | None = None
         self._weight_keys: dict[str, tuple[float, bytes]] = {}
         for event in events:
+            checkpoint()
             self.update(event.id, event)
 
     # upkeep -------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
 from stratagate.model import Block, Element, ElementFact, Event, Message
@@ -232,6 +233,7 @@ class Retrieval:
             index = InvertedIndex()
             self._fact_elements, self._element_labels = {}, {}
             for element in self._each_element():
+                checkpoint()
                 self._index_element(index, element)
             self._facts = index
         return self._facts
@@ -438,11 +440,13 @@ class Retrieval:
         head_only = not (explain or tokens)
 
         def structured(subset: list[str], alone: bool) -> list[str]:
+            checkpoint()  # between ranking steps: a cancelled search stops here
             return cache.structured(subset, temporal_intent, turn, size if head_only and alone else None)
 
         index = self._event_index()
 
         def bm25(restrict: list[str] | None) -> list[str]:
+            checkpoint()
             return [key for key, _score in index.rank(query, restrict_to=restrict)]  # type: ignore[misc]
 
         filters: list[tuple[str, list[str]]] = []
@@ -456,9 +460,11 @@ class Retrieval:
 
         mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
                                                       all_ids=ids, filters=filters)
+        checkpoint()
         kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
         hits = SearchHits(EventHit(cache.event(item), score, explanation) for item, score, explanation in kept)
         if explain:
+            checkpoint()
             hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
                                              excluded_status=[e for e in self._memory.list_events()
                                                               if e.status not in EVENT_CANDIDATE_STATUSES],
@@ -576,6 +582,7 @@ class Retrieval:
         # and their messages tokenized, so memory stays bounded and the scan stops at the limit.
         ids = self._memory.block_ids({"messageTokens": sorted(wanted)})
         for start in range(0, len(ids), RAW_BLOCKS_PER_READ):
+            checkpoint()
             for block in self._memory.get_blocks(ids[start : start + RAW_BLOCKS_PER_READ]):
                 for position, message in enumerate(block.l5_raw):
                     if not wanted.isdisjoint(search_tokens(message.content)):

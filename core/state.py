@@ -11,6 +11,7 @@ import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from stratagate.cancellation import checkpoint
 from stratagate.model import SECTION_MODELS, Element
 from stratagate.storage.backend import ELEMENT_FACTS, SECTION_KEYS, ChangeSet, Record, StorageBackend
 
@@ -40,7 +41,10 @@ class MemoryState:
         if items is None:
             model = SECTION_MODELS[name]
             records = self.backend.load_section(self.namespace, name)
-            items = {record[SECTION_KEYS[name]]: model.from_record(record) for record in records}
+            key, items = SECTION_KEYS[name], {}
+            for record in records:
+                checkpoint()  # a cancelled read keeps nothing of the section
+                items[record[key]] = model.from_record(record)
             self._sections[name] = items
         return items
 

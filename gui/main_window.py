@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Signal
 from PySide6.QtGui import QAction, QActionGroup, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -45,6 +45,7 @@ from stratagate_gui.undo import UndoHistory
 from stratagate_gui.upgrade import add_upgrade_action
 from stratagate_gui.user_guide import UserGuideDialog
 from stratagate_gui.widgets.badges import OpenModeBadge
+from stratagate_gui.widgets.progress import cancellable_progress, close_progress
 from stratagate_gui.workers import DatabaseWorker
 from stratagate_gui.writes import Writes
 
@@ -372,22 +373,15 @@ class MainWindow(QMainWindow):
 
     def _start_progress(self, text: str, cancelled: threading.Event) -> None:
         self._stop_progress()
-        progress = QProgressDialog(text, "Cancel", 0, 0, self)
-        progress.setWindowTitle("StrataGate Inspector")
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(500)  # quick opens never flash a dialog
-        progress.canceled.connect(lambda: self._cancel_open(cancelled))
-        self._progress = progress
+        self._progress = cancellable_progress(self, text, lambda: self._cancel_open(cancelled))
 
     def _cancel_open(self, cancelled: threading.Event) -> None:
         cancelled.set()
         self._stop_progress()
 
     def _stop_progress(self) -> None:
-        if self._progress is not None:
-            self._progress.reset()
-            self._progress.deleteLater()
-            self._progress = None
+        close_progress(self._progress)
+        self._progress = None
 
     def closeEvent(self, event) -> None:
         opened, self.opened, self.memory = self.opened, None, None

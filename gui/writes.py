@@ -33,6 +33,7 @@ from stratagate.errors import ReadOnlyError, StorageConflictError, StrataGateErr
 from stratagate_gui.changes import Changes, Origin
 from stratagate_gui.opening import describe_open_error
 from stratagate_gui.widgets.conflict_dialog import ConflictChoice, ConflictDialog
+from stratagate_gui.widgets.progress import APP_TITLE, cancellable_progress, close_progress
 from stratagate_gui.workers import DatabaseWorker
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ T = TypeVar("T")
 
 ResolveConflict = Callable[[str, StorageConflictError, list[tuple[str, Any]], dict[str, Any]], ConflictChoice]
 """(what, the error, [(id, state this window expected)], {id: state stored now or None}) → the user's choice."""
-APP_TITLE = "StrataGate Inspector"
 
 
 class Lane(Enum):
@@ -150,11 +150,11 @@ class Writes(QObject):
         dialog = self._progress_dialog(op) if op.progress is not None else None
 
         def committed(result: Any) -> None:
-            _close(dialog)
+            close_progress(dialog)
             self._committed(op, result)
 
         def failed(error: BaseException) -> None:
-            _close(dialog)
+            close_progress(dialog)
             self._failed(op, error)
 
         lane = self.file_worker if op.lane is Lane.FILES else self.worker
@@ -265,19 +265,9 @@ class Writes(QObject):
     def _progress_dialog(self, op: WriteOp[Any]) -> QProgressDialog:
         progress = op.progress
         assert progress is not None
-        dialog = QProgressDialog(f"{op.label}…", "Cancel", 0, progress.maximum, self._parent)
-        dialog.setWindowTitle(APP_TITLE)
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(500)  # quick writes never flash a dialog
-        dialog.canceled.connect(progress.cancel)
+        dialog = cancellable_progress(self._parent, f"{op.label}…", progress.cancel, progress.maximum)
         progress.advanced.connect(lambda steps: dialog.setValue(dialog.value() + steps))
         return dialog
-
-
-def _close(dialog: QProgressDialog | None) -> None:
-    if dialog is not None:
-        dialog.reset()
-        dialog.deleteLater()
 
 
 def _finish(op: WriteOp[Any], committed: bool) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stratagate.cancellation import OperationCancelled, checkpoint
 from stratagate.errors import DuplicateIdError, UnknownIdError
 from stratagate.search.bm25 import average_length, idf, term_score, unique_query_terms
 from stratagate.search.collation import locale_compare_key
@@ -131,12 +132,17 @@ class InvertedIndex:
             self._bulk = True
             try:
                 for key, fields in documents:
+                    checkpoint()
                     self.add(key, fields)
                     if len(self._numbers) >= max(4096, 2 * self._compacted_size):
                         self.compact()
+            except OperationCancelled:
+                self._bulk = False  # the caller drops this half-built index: settling it would only cost time
+                raise
             finally:
-                self._bulk = False
-                self.compact()
+                if self._bulk:
+                    self._bulk = False
+                    self.compact()
 
     def compact(self) -> None:
         """Fold every term's pending changes into its arrays (saves memory after many writes)."""

@@ -5,9 +5,12 @@ field, excluded candidates and why). Qt-free; runs on the database worker.
 
 from __future__ import annotations
 
+import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from stratagate.cancellation import cancellable, checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.search.tokenize import search_tokens
 
@@ -82,8 +85,16 @@ def build_spec(kind: Kind, query: str, **options: Any) -> QuerySpec:
     return QuerySpec(kind, query, kept)
 
 
-def run_query(memory: StrataGate, spec: QuerySpec) -> WorkbenchResult:
-    """Run the search read-only (`record=False`) with explanations. Never writes."""
+def run_query(memory: StrataGate, spec: QuerySpec, cancelled: threading.Event | None = None) -> WorkbenchResult:
+    """Run the search read-only (`record=False`) with explanations. Never writes.
+
+    Once `cancelled` is set, the search stops at the engine's next checkpoint (between ranking steps, every
+    document of an index being built) with `OperationCancelled`, keeping nothing half-built."""
+    with nullcontext() if cancelled is None else cancellable(cancelled):
+        return _run_query(memory, spec)
+
+
+def _run_query(memory: StrataGate, spec: QuerySpec) -> WorkbenchResult:
     if spec.kind == "raw":
         return _raw(memory, spec)
     search = memory.search_events if spec.kind == "events" else memory.search_elements
@@ -93,6 +104,7 @@ def run_query(memory: StrataGate, spec: QuerySpec) -> WorkbenchResult:
     filter_names = _filter_names(spec)
     rows = []
     for rank, hit in enumerate(hits, start=1):
+        checkpoint()
         ranks = dict(hit.explanation.ranks) if hit.explanation else {}
         row = HitRow(
             rank=rank,

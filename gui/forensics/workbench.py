@@ -5,6 +5,7 @@ Nothing here writes: searches run with `record=False`, so the workbench is safe 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QProgressDialog,
     QPushButton,
     QSpinBox,
     QSplitter,
@@ -32,6 +34,7 @@ from stratagate_gui import shortcuts
 from stratagate_gui.exports import RESULT_FILTERS, with_result_suffix, write_result
 from stratagate_gui.forensics.explain import HitRow, QuerySpec, WorkbenchResult, build_spec, run_query
 from stratagate_gui.shortcuts import select_row
+from stratagate_gui.widgets.progress import cancellable_progress, close_progress
 from stratagate_gui.widgets.tables import enable_sorting, fill_rows, source_row
 from stratagate_gui.workers import DatabaseWorker
 
@@ -80,6 +83,9 @@ class QueryWorkbench(QWidget):
         self.worker = worker
         self.memory: StrataGate | None = None
         self.result: WorkbenchResult | None = None
+        self.progress: QProgressDialog | None = None
+        self._running: threading.Event | None = None
+        """The Cancel flag of the query on the worker, None when none runs."""
 
         self.kind = QComboBox(self)
         for kind, label in KIND_LABELS.items():
@@ -170,6 +176,7 @@ class QueryWorkbench(QWidget):
         self.set_memory(None)
 
     def set_memory(self, memory: StrataGate | None) -> None:
+        self._stop_query()  # its answer would be about the memory no longer shown
         self.memory = memory
         self.run_button.setEnabled(memory is not None)
         self.summary.setText("No memory open" if memory is None else "")
@@ -209,13 +216,39 @@ class QueryWorkbench(QWidget):
         if memory is None:
             return
         spec = self.spec()
+        self._stop_query()
+        cancelled = self._running = threading.Event()
         self.summary.setText(f"Running {spec.describe()}…")
+        # A first query builds the search index over every event: on a large memory that takes a while.
+        self.progress = cancellable_progress(self, f"Running {spec.describe()}…", self.cancel_query)
         self.worker.run(
-            lambda: run_query(memory, spec),
-            on_done=self._show,
-            on_error=lambda error: self.summary.setText(f"✘ {error}"),
+            lambda: run_query(memory, spec, cancelled),
+            on_done=lambda result: self._answered(cancelled, result),
+            on_error=lambda error: self._answered(cancelled, error),
             description=f"search {spec.describe()}",
         )
+
+    def cancel_query(self) -> None:
+        """Stop the running query at its next step; the worker is free for the next task right after."""
+        if self._running is not None:
+            self._stop_query()
+            self.summary.setText("Query cancelled: nothing was kept; run it again when you like.")
+
+    def _stop_query(self) -> None:
+        if self._running is not None:
+            self._running.set()
+            self._running = None
+        close_progress(self.progress)
+        self.progress = None
+
+    def _answered(self, cancelled: threading.Event, outcome: WorkbenchResult | BaseException) -> None:
+        if cancelled.is_set() or cancelled is not self._running:
+            return  # cancelled, or replaced by a newer query: the summary already says so
+        self._stop_query()
+        if isinstance(outcome, BaseException):
+            self.summary.setText(f"✘ {outcome}")
+        else:
+            self._show(outcome)
 
     def _show(self, result: WorkbenchResult) -> None:
         self.result = result
