@@ -36,10 +36,16 @@ from stratagate_gui.opening import (
     OpenCancelled,
     OpenedMemory,
     describe_open_error,
+    has_password,
+    is_server_url,
     list_threads,
+    needs_password,
     open_memory,
+    recent_entry,
     shown_location,
+    with_password,
 )
+from stratagate_gui.password_prompt import ask_password
 from stratagate_gui.theme import THEMES, apply_theme, recolour_plots
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.upgrade import add_upgrade_action
@@ -84,6 +90,8 @@ class MainWindow(QMainWindow):
         self.thread_id: str | None = None
         self.theme = theme
         self._progress: QProgressDialog | None = None
+        self.password_prompt: QInputDialog | None = None
+        """The last password prompt of a database URL (File ▸ Open recent), for tests and screenshots."""
         self._opens_running: set[threading.Event] = set()
         """The Cancel events of the opens not delivered yet, set when the window closes."""
 
@@ -125,13 +133,13 @@ class MainWindow(QMainWindow):
         self.worker.run(
             lambda: open_memory(location, namespace, read_only, cancelled),
             on_done=lambda opened: self._on_opened(opened, cancelled),
-            on_error=lambda error: self._on_open_failed(shown, error, cancelled),
+            on_error=lambda error: self._on_open_failed(location, error, cancelled, namespace, read_only),
             description=f"open {shown}",
         )
 
     def reload(self) -> None:
         if self.opened is not None:
-            self.open_location(self.opened.location, self.opened.namespace, self.opened.read_only)
+            self.open_location(self.opened.source, self.opened.namespace, self.opened.read_only)
 
     def close_memory(self) -> None:
         previous, self.opened, self.memory = self.opened, None, None
@@ -155,7 +163,7 @@ class MainWindow(QMainWindow):
             self.worker.run(previous.close, description="close previous memory")
         self.writes.set_memory(opened.memory)
         self.history.follow((opened.location, opened.namespace), opened.memory)
-        self._remember_recent(opened.location)
+        self._remember_recent(recent_entry(opened.source) if is_server_url(opened.source) else opened.location)
         self._fill_pickers(opened)
         self._show_memory_state()
         self.memory_changed.emit(opened.memory)
@@ -163,14 +171,33 @@ class MainWindow(QMainWindow):
         self.file_worker.run(opened.hash_file, on_done=lambda _digest: self._show_memory_state()
                         if opened is self.opened else None, description="hash the file")
 
-    def _on_open_failed(self, location: str, error: BaseException, cancelled: threading.Event | None = None) -> None:
+    def _on_open_failed(
+        self,
+        location: str,
+        error: BaseException,
+        cancelled: threading.Event | None = None,
+        namespace: str | None = None,
+        read_only: bool = False,
+    ) -> None:
         self._opens_running.discard(cancelled)
         if isinstance(error, OpenCancelled) or (cancelled is not None and cancelled.is_set()):
             return  # the user stopped it: nothing to report
         self._stop_progress()
+        if needs_password(location, error):
+            # As psql does: the server wants a password that neither the URL, PGPASSWORD nor ~/.pgpass gave.
+            self.password_prompt = ask_password(
+                self,
+                shown_location(recent_entry(location)),
+                refused=has_password(location),
+                on_password=lambda password: self.open_location(
+                    with_password(location, password), namespace, read_only
+                ),
+            )
+            return
+        shown = shown_location(location)
         reason = describe_open_error(error)
-        self.open_failed.emit(location, reason)
-        self.writes.show_error("Cannot open memory", f"Cannot open {location}\n\n{reason}")
+        self.open_failed.emit(shown, reason)
+        self.writes.show_error("Cannot open memory", f"Cannot open {shown}\n\n{reason}")
 
     def _on_changes(self, changes: Changes) -> None:
         """Revision and current turn move with every write; a re-read may also bring new threads."""
@@ -292,7 +319,7 @@ class MainWindow(QMainWindow):
     def _on_namespace_picked(self, index: int) -> None:
         namespace = self.namespace_picker.itemText(index)
         if self.opened is not None and namespace != self.opened.namespace:
-            self.open_location(self.opened.location, namespace, self.opened.read_only)
+            self.open_location(self.opened.source, namespace, self.opened.read_only)
 
     def _on_thread_picked(self, index: int) -> None:
         self.thread_id = self.thread_picker.itemData(index)
@@ -343,8 +370,14 @@ class MainWindow(QMainWindow):
             self.open_location(url.strip())
 
     def recent_locations(self) -> list[str]:
+        """File paths, and database URLs without their passwords (an older version's entries are cleaned, so
+        no password ever stays in the settings)."""
         value = self.settings.value("recentLocations", [])
-        return [value] if isinstance(value, str) else list(value or [])
+        stored = [value] if isinstance(value, str) else list(value or [])
+        entries = list(dict.fromkeys(recent_entry(location) for location in stored))
+        if entries != stored:
+            self.settings.setValue("recentLocations", entries)
+        return entries
 
     def _remember_recent(self, location: str) -> None:
         recent = [location] + [item for item in self.recent_locations() if item != location]
@@ -355,7 +388,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         recent = self.recent_locations()
         for location in recent:
-            action = self.recent_menu.addAction(location)
+            action = self.recent_menu.addAction(shown_location(location).replace("&", "&&"))  # & is no mnemonic
             action.triggered.connect(lambda _checked=False, where=location: self.open_location(where))
         self.recent_menu.setEnabled(bool(recent))
 

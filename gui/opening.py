@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from stratagate.errors import StorageOpenError, StrataGateError
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
+
     from stratagate.memory import StrataGate
     from stratagate.storage.sql import SqlBackend
 
@@ -27,6 +29,8 @@ class OpenedMemory:
     """Set by `hash_file` once the window has painted."""
     notice: str | None = None
     backend: SqlBackend | None = field(default=None, repr=False)
+    source: str = field(default="", repr=False)
+    """The location as asked for (a URL may carry its password): to reopen it, never shown or stored."""
 
     def close(self) -> None:
         self.memory.close()
@@ -79,6 +83,7 @@ def open_memory(
             threads=threads,
             notice=backend.notice,
             backend=backend,
+            source=location,
         )
     except BaseException:
         backend.close()
@@ -100,6 +105,63 @@ def shown_location(location: str) -> str:
         return make_url(location).render_as_string(hide_password=True)
     except ArgumentError:
         return location.split("://", 1)[0] + "://…"  # unparsable: show the scheme only, never the rest
+
+
+def recent_entry(location: str) -> str:
+    """What File ▸ Open recent keeps of a location: a file path as is, a database URL without its password
+    (reopening asks for it unless PGPASSWORD, ~/.pgpass or the server make it unneeded)."""
+    url = _parsed_url(location)
+    if url is None:
+        return location
+    from sqlalchemy.engine import URL
+
+    # `URL.set(password=None)` keeps the password (None means "unchanged"), so build the URL without it.
+    bare = URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
+    return bare.render_as_string(hide_password=False)
+
+
+def is_server_url(location: str) -> bool:
+    return _parsed_url(location) is not None
+
+
+def has_password(location: str) -> bool:
+    url = _parsed_url(location)
+    return url is not None and url.password is not None
+
+
+def with_password(location: str, password: str) -> str:
+    """The database URL `location` with `password` put in."""
+    url = _parsed_url(location)
+    if url is None:
+        raise ValueError("only a database URL takes a password")
+    return url.set(password=password).render_as_string(hide_password=False)
+
+
+def needs_password(location: str, error: BaseException) -> bool:
+    """Whether `error`, from opening the database URL `location`, is the server refusing the login for a missing
+    or wrong password: then the app asks for one instead of reporting a failure."""
+    if _parsed_url(location) is None:
+        return False
+    messages = []
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    text = " ".join(messages)
+    return "no password supplied" in text or "password authentication failed" in text
+
+
+def _parsed_url(location: str) -> URL | None:
+    """A server database URL (None for a file path, an SQLite URL or something unparsable)."""
+    if "://" not in location:
+        return None
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(location)
+    except ArgumentError:
+        return None
+    return None if url.get_backend_name() == "sqlite" else url
 
 
 def describe_open_error(error: BaseException) -> str:
