@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 
 from stratagate_gui.curation.actions import Step
 from stratagate_gui.widgets.human import arrow
-from stratagate_gui.widgets.tables import readonly_table
+from stratagate_gui.widgets.tables import fit_dialog_to_table, readonly_table
 
 PREVIEW_COLUMNS = ("Event", "Title", "Status", "Pinned", "Weight", "Superseded by")
 
@@ -57,4 +57,4 @@ class PreviewDialog(QDialog):
         layout.addWidget(summary)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
-        self.resize(760, 320)
+        fit_dialog_to_table(self, self.table, 320)

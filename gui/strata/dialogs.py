@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from stratagate.strata.janitor import FileResult
-from stratagate_gui.widgets.tables import readonly_table
+from stratagate_gui.widgets.tables import fit_dialog_to_table, readonly_table
 
 PLAN_COLUMNS = ("File", "Outcome", "Detail")
 
@@ -39,7 +39,7 @@ class PlanPreviewDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.table)
         layout.addWidget(self.buttons)
-        self.resize(640, 360)
+        fit_dialog_to_table(self, self.table, 360)
 
 
 def _outcome(status: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from stratagate.errors import StorageConflictError
-from stratagate_gui.widgets.tables import readonly_table
+from stratagate_gui.widgets.tables import fit_dialog_to_table, readonly_table
 
 
 class ConflictChoice(Enum):
@@ -68,7 +68,7 @@ class ConflictDialog(QDialog):
         layout.addWidget(message)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
-        self.resize(720, 300)
+        fit_dialog_to_table(self, self.table, 300)
 
     def _choose(self, choice: ConflictChoice) -> None:
         self.choice = choice

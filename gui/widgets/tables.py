@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QHeaderView,
     QTableView,
     QTableWidget,
@@ -19,6 +20,10 @@ SOURCE_ROW = Qt.ItemDataRole.UserRole + 2
 
 
 LONG_TEXT = 40
+WIDEST_COLUMN = 480
+"""A dialog's table column never grows wider than this: its long cells are elided, their tooltip has it all."""
+DIALOG_MARGIN = 48
+MIN_ELIDED_COLUMN = 120
 
 
 def sort_key(value: object) -> tuple[int, float, str]:
@@ -79,6 +84,26 @@ def readonly_table(parent: QWidget, headers: Sequence[str], rows: Sequence[Seque
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+def fit_dialog_to_table(dialog: QDialog, table: QTableWidget, height: int) -> None:
+    """Size `dialog` so its table shows every column whole, without scrolling sideways: a preview whose weight
+    column is cut off hides the change. Up to nine tenths of the screen's width; on a narrower screen the widest
+    column (a title) gives up the difference, its long cells elided (their tooltip has the whole text)."""
+    header = table.horizontalHeader()
+    table.resizeColumnsToContents()
+    widths = [min(table.columnWidth(column), WIDEST_COLUMN) for column in range(table.columnCount())]
+    chrome = 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width() + DIALOG_MARGIN
+    room = int(dialog.screen().availableGeometry().width() * 0.9)
+    overflow = sum(widths) + chrome - room
+    if overflow > 0 and widths:
+        widest = widths.index(max(widths))
+        widths[widest] = max(MIN_ELIDED_COLUMN, widths[widest] - overflow)
+    for column, width in enumerate(widths):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        table.setColumnWidth(column, width)
+    header.setStretchLastSection(True)
+    dialog.resize(min(max(sum(widths) + chrome, 480), room), height)
 
 
 def enable_sorting(table: QTableView) -> None:

@@ -100,3 +100,21 @@ def test_supersede_dialog_refuses_an_id_that_is_not_one_of_the_memorys_events(qt
     dialog.existing_id.setText("evt_87")
     dialog.ok_button.click()
     assert dialog.result() == QDialog.DialogCode.Accepted
+
+
+def test_a_preview_with_long_titles_shows_every_column_whole(qtbot):
+    title = "Important: never store inspector passwords in plain text, use the city SSO for every login"
+    steps = [Step(Action.PIN, f"blk_{n}:evt:8", title, ACTIVE, replace(ACTIVE, pinned=True)) for n in range(3)]
+    dialog = PreviewDialog("Pin 3 events", steps, 40, None)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+    header = table.horizontalHeader()
+    assert not table.horizontalScrollBar().isVisible()
+    last = table.columnCount() - 1
+    assert header.sectionViewportPosition(last) + header.sectionSize(last) <= table.viewport().width()
+    for column in range(table.columnCount()):
+        assert header.sectionSize(column) >= min(header.sectionSizeHint(column), 120), column
+    # The title is the one column that may be elided: its tooltip has the whole text.
+    assert table.item(0, 1).toolTip() == title
