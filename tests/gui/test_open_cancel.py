@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -71,9 +72,12 @@ def test_cancel_during_a_slow_step_closes_what_the_open_had_opened(make_window, 
     monkeypatch.setattr(opening, "list_threads", slow_list_threads)
     monkeypatch.setattr(SqlBackend, "close", spy_close)
     window = make_window()
+    started = time.monotonic()
     window.open_location(str(reference_db_copy), "project:atlas")
     assert step_started.wait(10)
     qtbot.waitUntil(window._progress.isVisible, timeout=5_000)
+    # After half a second, not Qt's default four (loaded machine: some slack).
+    assert 0.4 < time.monotonic() - started < 2.5
     click_cancel(qtbot, window._progress)
     release.set()
     assert window.wait_idle()
