@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 ANY_STATUS = "any status"
 ANY_PINNED = "pinned or not"
+ANY_CRITICALITY = "any criticality"
 
 
 class CurationView(ReloadWhenShown, QWidget):
@@ -62,6 +63,9 @@ class CurationView(ReloadWhenShown, QWidget):
         self.status_filter = QComboBox(self)
         self.status_filter.addItems([ANY_STATUS, *EVENT_STATUSES])
         self.status_filter.currentIndexChanged.connect(self.refresh)
+        self.criticality_filter = QComboBox(self)
+        self.criticality_filter.addItems([ANY_CRITICALITY, *CRITICALITIES])
+        self.criticality_filter.currentIndexChanged.connect(self.refresh)
         self.pinned_filter = QComboBox(self)
         self.pinned_filter.addItems([ANY_PINNED, PINNED, NOT_PINNED])
         self.pinned_filter.currentIndexChanged.connect(self.refresh)
@@ -115,6 +119,7 @@ class CurationView(ReloadWhenShown, QWidget):
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.status_filter)
+        top.addWidget(self.criticality_filter)
         top.addWidget(self.pinned_filter)
         top.addWidget(self.count_label)
         layout = QVBoxLayout(self)
@@ -131,7 +136,7 @@ class CurationView(ReloadWhenShown, QWidget):
         # Any write to events (a correction adds one) or a re-read: list the ids again, rows stay until rebuilt.
         controller.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
         # Controls without a visible label get a name screen readers can say.
-        for control, accessible_name in ((self.search, "Search events to curate"), (self.status_filter, "Status filter"), (self.pinned_filter, "Pinned filter"), (self.table, "Events to curate"),):
+        for control, accessible_name in ((self.search, "Search events to curate"), (self.status_filter, "Status filter"), (self.criticality_filter, "Criticality filter"), (self.pinned_filter, "Pinned filter"), (self.table, "Events to curate"),):
             control.setAccessibleName(accessible_name)
         self.set_memory(None)
 
@@ -161,6 +166,8 @@ class CurationView(ReloadWhenShown, QWidget):
             where["text"] = self.search.text().strip()
         if self.status_filter.currentText() != ANY_STATUS:
             where["status"] = self.status_filter.currentText()
+        if self.criticality_filter.currentText() != ANY_CRITICALITY:
+            where["criticality"] = self.criticality_filter.currentText()
         if self.pinned_filter.currentText() != ANY_PINNED:
             where["pinned"] = self.pinned_filter.currentText()
         sorting = self.model.sorting
@@ -193,8 +200,8 @@ class CurationView(ReloadWhenShown, QWidget):
         elif self._pending_select != event_id:
             self._pending_select = event_id
             self.search.clear()
-            self.status_filter.setCurrentIndex(0)
-            self.pinned_filter.setCurrentIndex(0)
+            for facet in (self.status_filter, self.criticality_filter, self.pinned_filter):
+                facet.setCurrentIndex(0)
             self.refresh()
 
     def focus_search(self) -> None:

@@ -214,3 +214,21 @@ def test_the_shortcut_sheet_sorts_by_any_column_too(make_window, qtbot):
         _click_header(qtbot, table, column)
         assert [table.item(row, column).text() for row in range(table.rowCount())] == sorted(before, key=sort_key)
     assert table.rowCount() == len(SHORTCUTS)
+
+
+def test_the_curation_list_filters_by_criticality_like_the_events_list(opened_window, qtbot):
+    from stratagate_gui.views.events import EVENT_COLUMNS
+
+    curation = opened_window.curation.curation
+    qtbot.waitUntil(lambda: curation.model.total == 12)
+    everything = wait_rows_all(opened_window, curation.model)
+    criticality = EVENT_COLUMNS.index("Criticality")
+    chosen = next(row[criticality] for row in everything if row[criticality] != "routine")
+    expected = sorted(row[-1] for row in everything if row[criticality] == chosen)
+    curation.criticality_filter.setCurrentText(chosen)
+    qtbot.waitUntil(lambda: curation.model.total == len(expected))
+    assert sorted(row[-1] for row in wait_rows_all(opened_window, curation.model)) == expected
+    hidden = next(row[-1] for row in everything if row[criticality] != chosen)
+    curation.select_event(hidden)  # a jump to an event the facet hides clears the facets
+    qtbot.waitUntil(lambda: curation.selected_ids() == [hidden])
+    assert curation.criticality_filter.currentIndex() == 0
