@@ -56,9 +56,13 @@ def write_result(path: Path, title: str, result: object, headers: Sequence[str],
         data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) and not isinstance(result, type) else result
         path.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
         return
-    lines = [f"# {title}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    write_markdown(path, f"# {title}\n\n" + markdown_table(headers, rows))
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
-    write_markdown(path, "\n".join(lines))
+    return "\n".join(lines)
 
 
 def _cell(value: object) -> str:

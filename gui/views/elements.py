@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
@@ -13,6 +15,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDateTimeEdit,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -29,6 +32,7 @@ from PySide6.QtWidgets import (
 from stratagate.model import Element, ElementFact
 from stratagate.timeutil import parse_js_date
 from stratagate_gui.changes import Changes
+from stratagate_gui.exports import TABLE_FILTERS, markdown_table, with_suffix_for, write_markdown, write_table
 from stratagate_gui.views.cards import element_summary_markdown, link
 from stratagate_gui.widgets.facets import FacetFilter
 from stratagate_gui.widgets.markdown_browser import MarkdownBrowser
@@ -159,6 +163,20 @@ LABEL_CHUNK = 500
 """Elements read at a time to label the list: only ids and labels are kept."""
 
 
+def fact_rows(element: Element) -> list[tuple[str, ...]]:
+    """The element's fact versions as the facts table shows them (`FACT_COLUMNS`)."""
+    return [
+        (fact.key, fact.mode, fact.value_text, fact.status, fact.valid_from or "−∞", fact.valid_to or "+∞",
+         ", ".join(fact.source_event_ids))
+        for fact in element.facts
+    ]
+
+
+def element_card_markdown(element: Element) -> str:
+    """The element's card: what the summary pane shows, then every fact version."""
+    return element_summary_markdown(element) + "\n\n### Facts\n\n" + markdown_table(FACT_COLUMNS, fact_rows(element))
+
+
 def element_labels(memory: StrataGate) -> list[tuple[str, str]]:
     """(id, list label) of every element in section order (runs on the database worker)."""
     ids = memory.element_ids()
@@ -210,6 +228,11 @@ class ElementsView(QWidget):
         self.latest_button.clicked.connect(lambda: self.show_as_of(self.edges_ms[1]))
         self.state_view = MarkdownBrowser()
         self.state_view.internal_link_activated.connect(self.jump_requested)
+        self.save_card_button = QPushButton("Save card as Markdown…")
+        self.save_card_button.clicked.connect(self._ask_card_path)
+        self.export_facts_button = QPushButton("Export facts…")
+        self.export_facts_button.clicked.connect(self._ask_facts_path)
+        self._enable_exports()
 
         as_of_bar = QHBoxLayout()
         as_of_bar.addWidget(QLabel("As of"))
@@ -224,6 +247,8 @@ class ElementsView(QWidget):
         status_row.addWidget(QLabel("Fact status:"))
         status_row.addWidget(self.status_filter)
         status_row.addStretch(1)
+        status_row.addWidget(self.save_card_button)
+        status_row.addWidget(self.export_facts_button)
         right_layout.addLayout(status_row)
         right_layout.addWidget(self.facts, 2)
         right_layout.addWidget(self.validity, 2)
@@ -244,6 +269,7 @@ class ElementsView(QWidget):
     def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
         self.element = None
+        self._enable_exports()
         self.element_ids = []
         # Removing items moves the current row; the old memory's elements must not be picked on the way.
         self.element_list.blockSignals(True)
@@ -308,6 +334,7 @@ class ElementsView(QWidget):
         if current.data(Qt.ItemDataRole.UserRole) != element.id:
             return  # another element was picked meanwhile
         self.element = element
+        self._enable_exports()
         self.boundaries = fact_boundaries(element)
         if self.boundaries:
             self.edges_ms = (self.boundaries[0] - DAY_MS, self.boundaries[-1] + DAY_MS)
@@ -321,15 +348,46 @@ class ElementsView(QWidget):
 
     def _fill_facts(self, element: Element) -> None:
         self.facts.setRowCount(len(element.facts))
-        fill_rows(self.facts, [
-            (fact.key, fact.mode, fact.value_text, fact.status, fact.valid_from or "−∞", fact.valid_to or "+∞",
-             ", ".join(fact.source_event_ids))
-            for fact in element.facts
-        ])
+        fill_rows(self.facts, fact_rows(element))
         for row in range(self.facts.rowCount()):
             status = self.facts.item(row, 3)
             status.setForeground(QColor(FACT_COLOURS.get(status.text(), "#3b82f6")))
         self.status_filter.refresh()
+
+    # Exports -----------------------------------------------------------------------------------------------
+
+    def save_card(self, path: Path) -> None:
+        """The shown element's card (summary and every fact version) as a Markdown file."""
+        if self.element is not None:
+            self._write(path, lambda element: write_markdown(path, element_card_markdown(element)), "card")
+
+    def export_facts(self, path: Path) -> None:
+        """The shown element's fact versions as CSV or JSON (by the file's suffix)."""
+        if self.element is not None:
+            self._write(path, lambda element: write_table(path, FACT_COLUMNS, fact_rows(element)), "facts")
+
+    def _write(self, path: Path, write: Callable[[Element], object], what: str) -> None:
+        element = self.element
+        self.ctx.worker.run(
+            lambda: write(element),
+            on_done=lambda _result: self.ctx.writes.message.emit(f"Saved the {what} of {element.name} to {path}"),
+            on_error=lambda error: self.ctx.writes.report(f"save the {what} of {element.name}", error),
+            description=f"save the {what} of {element.id}",
+        )
+
+    def _ask_card_path(self) -> None:
+        path, _chosen = QFileDialog.getSaveFileName(self, "Save the element's card", "", "Markdown (*.md)")
+        if path:
+            self.save_card(Path(path) if Path(path).suffix else Path(path).with_suffix(".md"))
+
+    def _ask_facts_path(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, "Export the element's facts", "", TABLE_FILTERS)
+        if path:
+            self.export_facts(with_suffix_for(path, chosen))
+
+    def _enable_exports(self) -> None:
+        for button in (self.save_card_button, self.export_facts_button):
+            button.setEnabled(self.element is not None)
 
     def show_as_of(self, at_ms: int) -> None:
         """Ask the engine for the element as of `at_ms` (epoch ms) and show it with its last change."""

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from stratagate_gui.curation.actions import Action
+from stratagate_gui.views.elements import FACT_COLUMNS
 from stratagate_gui.views.events import EVENT_COLUMNS
 from tests.gui.test_app_views import wait_rows
 
@@ -66,3 +67,27 @@ def test_a_retrieval_explanation_and_a_replay_export_as_json_and_markdown(opened
     receipts.export_to(tmp_path / "replay.json")
     replay = json.loads((tmp_path / "replay.json").read_text(encoding="utf-8"))
     assert replay["receipt_id"] == receipts.result.receipt_id and replay["rows"]
+
+
+def test_an_element_card_saves_as_markdown_and_its_facts_as_csv_and_json(opened_window, tmp_path: Path):
+    elements = opened_window.elements
+    elements.element_list.setCurrentRow(0)
+    assert opened_window.wait_idle()
+    element = elements.element
+    assert elements.save_card_button.isEnabled() and elements.export_facts_button.isEnabled()
+    elements.save_card(tmp_path / "element.md")
+    elements.export_facts(tmp_path / "facts.csv")
+    elements.export_facts(tmp_path / "facts.json")
+    assert opened_window.wait_idle()
+    card = (tmp_path / "element.md").read_text(encoding="utf-8")
+    assert card.startswith(f"## {element.name}") and "### Facts" in card
+    assert all(f"| {fact.key} | {fact.mode} |" in card for fact in element.facts)
+    with (tmp_path / "facts.csv").open(encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    shown = [[elements.facts.item(row, column).text() for column in range(elements.facts.columnCount())]
+             for row in range(elements.facts.rowCount())]
+    assert table[0] == list(FACT_COLUMNS) and table[1:] == shown
+    records = json.loads((tmp_path / "facts.json").read_text(encoding="utf-8"))
+    assert [record["Key"] for record in records] == [fact.key for fact in element.facts]
+    opened_window.close_memory()
+    assert not elements.save_card_button.isEnabled() and not elements.export_facts_button.isEnabled()
