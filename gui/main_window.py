@@ -364,7 +364,10 @@ class MainWindow(QMainWindow):
 
     def _choose_url(self) -> None:
         url, accepted = QInputDialog.getText(
-            self, "Open database URL", "SQLAlchemy URL (e.g. postgresql+psycopg://user@host/db):"
+            self,
+            "Open database URL",
+            "SQLAlchemy URL (e.g. postgresql+psycopg://user@host/db).\n"
+            "Leave the password out: it is asked for in a masked field when the server wants one.",
         )
         if accepted and url.strip():
             self.open_location(url.strip())
