@@ -220,6 +220,7 @@ def test_the_curation_list_filters_by_criticality_like_the_events_list(opened_wi
     from stratagate_gui.views.events import EVENT_COLUMNS
 
     curation = opened_window.curation.curation
+    opened_window.show_view(curation)  # the curation tab lists its events when shown
     qtbot.waitUntil(lambda: curation.model.total == 12)
     everything = wait_rows_all(opened_window, curation.model)
     criticality = EVENT_COLUMNS.index("Criticality")
