@@ -33,7 +33,7 @@ from stratagate.strata.errors import (
     StrataError,
     StrataFileNotFoundError,
 )
-from stratagate.strata.evict_journal import StagedBlob, archive_batch, close_descriptors
+from stratagate.strata.evict_journal import EvictionRun, StagedBlob, close_descriptors
 from stratagate.strata.fsutil import move_without_overwrite, temp_path
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.rehydrate_journal import holds_exactly
@@ -231,34 +231,36 @@ def apply_evict(
         shadow = store.shadow()  # a damaged index is reported here, before any file moves
         batch: list[StagedBlob] = []
         batch_files = _evict_batch_files()
+        planned_by_path = {result.path: result for result in plan}
         try:
-            batch_bytes = 0
-            cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
-            archived_at = utc_now_iso()  # one eviction run, one timestamp
-            for planned in _pending(plan):
-                if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
-                    archiving, batch, batch_bytes = batch, [], 0
-                    results += _archive(store, archiving, shadow, sidecar, plan, progress)
-                try:
-                    staged = _stage_blob(store, planned, cooled_prefix, archive_prefix, archived_at)
-                except NotTextError as error:
-                    results.append(_quarantine(store, planned, sidecar, error))
-                    if progress:
-                        progress(1)
-                    continue
-                except (StrataError, OSError) as error:
-                    results.append(replace(planned, status="error", detail=str(error)))
-                    if progress:
-                        progress(1)
-                    continue
-                batch.append(staged)
-                batch_bytes += len(staged.blob)
-            if batch:
-                archiving, batch = batch, []
-                results += _archive(store, archiving, shadow, sidecar, plan, progress)
+            with EvictionRun(store.evict_journal_file, shadow) as run:
+                batch_bytes = 0
+                cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
+                archived_at = utc_now_iso()  # one eviction run, one timestamp
+                for planned in _pending(plan):
+                    if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
+                        archiving, batch, batch_bytes = batch, [], 0
+                        results += _archive(run, archiving, sidecar, planned_by_path, progress)
+                    try:
+                        staged = _stage_blob(store, planned, cooled_prefix, archive_prefix, archived_at)
+                    except NotTextError as error:
+                        results.append(_quarantine(store, planned, sidecar, error))
+                        if progress:
+                            progress(1)
+                        continue
+                    except (StrataError, OSError) as error:
+                        results.append(replace(planned, status="error", detail=str(error)))
+                        if progress:
+                            progress(1)
+                        continue
+                    batch.append(staged)
+                    batch_bytes += len(staged.blob)
+                if batch:
+                    archiving, batch = batch, []
+                    results += _archive(run, archiving, sidecar, planned_by_path, progress)
             sidecar.save()
         finally:
-            close_descriptors(batch)  # staged but never handed to archive_batch (which closes its own)
+            close_descriptors(batch)  # staged but never handed to the run (which closes its own)
             shadow.close()
     return results
 
@@ -326,10 +328,9 @@ def _read_all(descriptor: int, size_hint: int) -> bytes:
 
 
 def _archive(
-    store, batch: list[StagedBlob], shadow, sidecar, plan, progress: Progress | None
+    run: EvictionRun, batch: list[StagedBlob], sidecar, planned_by_path: dict[str, FileResult], progress
 ) -> list[FileResult]:
-    skipped = archive_batch(batch, store.evict_journal_file, shadow)
-    planned_by_path = {result.path: result for result in plan}
+    skipped = run.archive(batch)
     results = []
     for staged in batch:
         planned = planned_by_path[staged.path]

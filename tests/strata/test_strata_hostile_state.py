@@ -11,7 +11,7 @@ from stratagate.strata import StrataStore, Tier, janitor
 from stratagate.strata import evict_journal as evict_journal_module
 from stratagate.strata.cascade import read as read_through_tiers
 from stratagate.strata.errors import StrataConfigError
-from stratagate.strata.evict_journal import close_descriptors, write_journal
+from stratagate.strata.evict_journal import append_batch, close_descriptors, create_journal
 from stratagate.strata.rehydrate_journal import write_journal as write_rehydrate_journal
 
 
@@ -34,13 +34,13 @@ def test_an_append_between_reading_and_archiving_keeps_the_file_whole_in_cooled(
     cooled = write_file(store.cooled_root, "notes/log.md", "# Log\n\nfirst line\n")
     write_file(store.cooled_root, "notes/other.md", "# Other\n")
 
-    def journal_then_edit(journal: Path, batch) -> None:
-        write_journal(journal, batch)
+    def journal_then_edit(journal, batch) -> None:
+        append_batch(journal, batch)
         # An editor appends after the batch was read and journalled, before the file is rewritten.
         with open(cooled, "a", encoding="utf-8") as handle:
             handle.write("appended while evicting\n")
 
-    monkeypatch.setattr(evict_journal_module, "write_journal", journal_then_edit)
+    monkeypatch.setattr(evict_journal_module, "append_batch", journal_then_edit)
     results = {result.path: result for result in janitor.apply_evict(store, janitor.plan_evict(store))}
 
     assert results["notes/log.md"].status == "skipped"
@@ -66,7 +66,8 @@ def test_recovery_after_a_kill_puts_back_a_file_edited_after_it_was_moved(store:
         janitor._stage_blob(store, planned, f"{store.cooled_root}/", f"{store.archive_root}/", archived_at)
         for planned in plan
     ]
-    write_journal(store.evict_journal_file, staged)
+    with create_journal(store.evict_journal_file) as journal:
+        append_batch(journal, staged)
     close_descriptors(staged)
     edited, done = (
         next(item for item in staged if item.path == path) for path in ("notes/log.md", "notes/done.md")
