@@ -50,6 +50,11 @@ class StagedBlob:
     blob: bytes
     entry: ShadowEntry
     in_place: bool
+    # `source` and `blob_file` as (descriptor of the folder, name), for syscalls that skip the path walk
+    source_folder: int
+    source_name: str
+    archive_folder: int
+    blob_name: str
 
 
 def create_journal(journal: Path) -> BinaryIO:
@@ -234,10 +239,11 @@ def _rewrite_into_blob(staged: StagedBlob) -> str:
     still change it; the (inode, size, mtime) read before staging is compared after the rename: a file
     edited since it was read goes back to cooled untouched and is skipped this cycle ("" when archived).
     """
-    os.rename(staged.source, staged.blob_file)
+    archive = staged.archive_folder
+    os.rename(staged.source_name, staged.blob_name, src_dir_fd=staged.source_folder, dst_dir_fd=archive)
     # The name now in archive/ must still be the very file (inode, size, mtime) that was read, whose
     # descriptor staging kept open: then writing through that descriptor rewrites exactly it.
-    if _version(os.lstat(staged.blob_file)) != staged.version:
+    if _version(os.stat(staged.blob_name, dir_fd=archive, follow_symlinks=False)) != staged.version:
         return put_back(staged.blob_file, staged.source)
     # The blob JSON is always longer than the text it escapes, so it covers the old bytes.
     _write_all(staged.descriptor, staged.blob)

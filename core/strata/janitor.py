@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import resource
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,7 +33,7 @@ from stratagate.strata.errors import (
     StrataFileNotFoundError,
 )
 from stratagate.strata.evict_journal import EvictionRun, StagedBlob, close_descriptors
-from stratagate.strata.fsutil import move_without_overwrite, temp_path
+from stratagate.strata.fsutil import FolderDescriptors, move_without_overwrite, temp_path
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.rehydrate_journal import holds_exactly
 from stratagate.strata.shadow import ShadowEntry
@@ -230,6 +229,9 @@ def apply_evict(
         sidecar = store.sidecar()
         shadow = store.shadow()  # a damaged index is reported here, before any file moves
         batch: list[StagedBlob] = []
+        # Each batch's folders stay open until it is archived: at most one per staged file, so a batch
+        # uses at most half the open-file budget `_evict_batch_files` allows.
+        folders = FolderDescriptors()
         batch_files = _evict_batch_files()
         planned_by_path = {result.path: result for result in plan}
         try:
@@ -241,8 +243,11 @@ def apply_evict(
                     if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
                         archiving, batch, batch_bytes = batch, [], 0
                         results += _archive(run, archiving, sidecar, planned_by_path, progress)
+                        folders.close()
                     try:
-                        staged = _stage_blob(store, planned, cooled_prefix, archive_prefix, archived_at)
+                        staged = _stage_blob(
+                            store, planned, folders, cooled_prefix, archive_prefix, archived_at
+                        )
                     except NotTextError as error:
                         results.append(_quarantine(store, planned, sidecar, error))
                         if progress:
@@ -261,6 +266,7 @@ def apply_evict(
             sidecar.save()
         finally:
             close_descriptors(batch)  # staged but never handed to the run (which closes its own)
+            folders.close()
             shadow.close()
     return results
 
@@ -279,13 +285,20 @@ def _quarantine(store: StrataStore, planned: FileResult, sidecar, error: NotText
 
 
 def _stage_blob(
-    store: StrataStore, planned: FileResult, cooled_prefix: str, archive_prefix: str, archived_at: str
+    store: StrataStore,
+    planned: FileResult,
+    folders: FolderDescriptors,
+    cooled_prefix: str,
+    archive_prefix: str,
+    archived_at: str,
 ) -> StagedBlob:
     """Read a cooled file and build its blob and shadow row; the file stays open (read-write) for its
-    rewrite, so archiving it costs no second open."""
+    rewrite, so archiving it costs no second open. Its folder and archive/ are opened through `folders`."""
     source = cooled_prefix + planned.path
+    folder, name = source.rsplit("/", 1)
+    source_folder = folders.get(folder)
     # O_NOFOLLOW: a file swapped for a symlink since the plan is refused, never followed out of the tree.
-    descriptor = os.open(source, os.O_RDWR | os.O_NOFOLLOW)
+    descriptor = os.open(name, os.O_RDWR | os.O_NOFOLLOW, dir_fd=source_folder)
     try:
         stat = os.fstat(descriptor)
         if not S_ISREG(stat.st_mode):
@@ -304,16 +317,39 @@ def _stage_blob(
     if not in_place:
         os.close(descriptor)  # other hard links keep their content: the blob is a new file
         descriptor = -1
-    entry_id = str(uuid.uuid4())
-    blob_file = f"{archive_prefix}{entry_id}.json"
+    entry_id = _new_id()
+    blob_name = f"{entry_id}.json"
+    blob_file = archive_prefix + blob_name
     blob = Blob(planned.path, content, archived_at, infer_tags(planned.path))
     entry = ShadowEntry(
         entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
     )
     version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
     return StagedBlob(
-        entry_id, planned.path, source, version, descriptor, blob_file, blob_bytes(blob), entry, in_place
+        entry_id,
+        planned.path,
+        source,
+        version,
+        descriptor,
+        blob_file,
+        blob_bytes(blob),
+        entry,
+        in_place,
+        source_folder,
+        name,
+        folders.get(archive_prefix[:-1]),
+        blob_name,
     )
+
+
+# A uuid's variant digit: its two high bits are 10 (RFC 4122), the other two random.
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+
+
+def _new_id() -> str:
+    """A random (version 4) uuid as text, like `str(uuid.uuid4())` without building a UUID object."""
+    hexa = os.urandom(16).hex()
+    return f"{hexa[:8]}-{hexa[8:12]}-4{hexa[13:16]}-{_VARIANT_DIGIT[hexa[16]]}{hexa[17:20]}-{hexa[20:]}"
 
 
 def _read_all(descriptor: int, size_hint: int) -> bytes:

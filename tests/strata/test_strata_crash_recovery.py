@@ -23,11 +23,11 @@ def test_eviction_killed_mid_batch_is_finished_by_the_next_lock_holder(store: St
         import os
         from stratagate.strata import StrataStore, StrataConfig, janitor
         real_rename, calls = os.rename, []
-        def dying_rename(source, destination):
+        def dying_rename(source, destination, **folders):
             calls.append(source)
             if len(calls) == 5:
                 os._exit(9)
-            real_rename(source, destination)
+            real_rename(source, destination, **folders)
         os.rename = dying_rename
         config = StrataConfig(lru_decay_thresholds={{"*": 0}}, lru_min_access_count=0)
         store = StrataStore({str(store.base_dir)!r}, config)

@@ -12,6 +12,7 @@ from stratagate.strata import evict_journal as evict_journal_module
 from stratagate.strata.cascade import read as read_through_tiers
 from stratagate.strata.errors import StrataConfigError
 from stratagate.strata.evict_journal import append_batch, close_descriptors, create_journal
+from stratagate.strata.fsutil import FolderDescriptors
 from stratagate.strata.rehydrate_journal import write_journal as write_rehydrate_journal
 
 
@@ -62,13 +63,17 @@ def test_recovery_after_a_kill_puts_back_a_file_edited_after_it_was_moved(store:
     write_file(store.cooled_root, "notes/done.md", "# Done\n")
     plan = janitor.plan_evict(store)
     archived_at = "2026-12-01T00:00:00+00:00"
+    folders = FolderDescriptors()
     staged = [
-        janitor._stage_blob(store, planned, f"{store.cooled_root}/", f"{store.archive_root}/", archived_at)
+        janitor._stage_blob(
+            store, planned, folders, f"{store.cooled_root}/", f"{store.archive_root}/", archived_at
+        )
         for planned in plan
     ]
     with create_journal(store.evict_journal_file) as journal:
         append_batch(journal, staged)
     close_descriptors(staged)
+    folders.close()
     edited, done = (
         next(item for item in staged if item.path == path) for path in ("notes/log.md", "notes/done.md")
     )
