@@ -22,13 +22,20 @@ import json
 import os
 import threading
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from stratagate.strata.archive import PREVIEW_CHARS, quote, read_blob
 from stratagate.strata.errors import DestinationExistsError, StrataError, UnsafePathError
-from stratagate.strata.fsutil import atomic_write_bytes, move_without_overwrite, sibling_name, sync_filesystem
+from stratagate.strata.fsutil import (
+    FolderDescriptors,
+    atomic_write_bytes,
+    move_without_overwrite,
+    sibling_name,
+    sync_filesystem,
+)
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.shadow import PendingRows, ShadowEntry, ShadowIndex
 
@@ -76,7 +83,7 @@ def create_journal(journal: Path) -> BinaryIO:
 
 
 def append_batch(handle: BinaryIO, batch: list[StagedBlob]) -> None:
-    """Append one batch's section and make it durable: only then may its files be touched."""
+    """Append one batch's section (the caller fsyncs it before touching any of its files)."""
     parts = []
     for staged in batch:
         header = f'{{"id": {quote(staged.id)}, "path": {quote(staged.path)}, "length": {len(staged.blob)}}}\n'
@@ -84,7 +91,6 @@ def append_batch(handle: BinaryIO, batch: list[StagedBlob]) -> None:
     parts.append(_END)
     handle.write(b"".join(parts))
     handle.flush()
-    os.fsync(handle.fileno())
 
 
 def read_journal(journal: Path) -> list[tuple[str, str, bytes]]:
@@ -136,8 +142,10 @@ class EvictionRun:
     """One eviction run: batches journalled then turned into blobs, their shadow rows inserted by a worker
     thread in one transaction, and one durability point at the end (`syncfs`, commit, journal removed).
 
-    Use as a context manager: leaving it normally finishes the run; leaving it by an exception rolls the
-    rows back and leaves the journal for the next lock holder, who finishes the run.
+    A second worker thread rewrites each batch while the caller reads the next one (the rewrite is mostly
+    syscalls, which release the GIL). Use as a context manager: leaving it normally finishes the run;
+    leaving it by an exception rolls the rows back and leaves the journal for the next lock holder, who
+    finishes the run.
     """
 
     def __init__(self, journal: Path, shadow: ShadowIndex):
@@ -145,6 +153,8 @@ class EvictionRun:
         self._shadow = shadow
         self._handle: BinaryIO | None = None  # the journal, created with the first batch
         self._rows: PendingRows | None = None
+        self._rewriter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strata-rewrite")
+        self._handed: list[tuple[Future, list[StagedBlob], FolderDescriptors]] = []
         self._not_archived: list[str] = []  # shadow ids of files skipped because they changed
         self._writeback: threading.Thread | None = None
 
@@ -157,11 +167,11 @@ class EvictionRun:
         else:
             self._abandon()
 
-    def archive(self, batch: list[StagedBlob]) -> dict[str, str]:
-        """Journal the batch, then turn its files into blobs; closes their descriptors.
+    def archive(self, batch: list[StagedBlob], folders: FolderDescriptors) -> Future[dict[str, str]]:
+        """Journal the batch and hand it to the rewriter, which closes its descriptors and `folders`.
 
-        Returns the files skipped because they changed since they were read (path → why): they stay in
-        cooled, untouched, and their shadow rows are dropped before the commit.
+        The result: the files skipped because they changed since they were read (path → why); they stay
+        in cooled, untouched, and their shadow rows are dropped before the commit.
         """
         try:
             if self._handle is None:
@@ -170,9 +180,23 @@ class EvictionRun:
             append_batch(self._handle, batch)
             assert self._rows is not None
             self._rows.add(staged.entry for staged in batch)
+        except BaseException:
+            close_descriptors(batch)
+            folders.close()
+            raise
+        self._handed = [handed for handed in self._handed if not handed[0].done()]
+        future = self._rewriter.submit(self._rewrite, batch, folders)
+        self._handed.append((future, batch, folders))
+        return future
+
+    def _rewrite(self, batch: list[StagedBlob], folders: FolderDescriptors) -> dict[str, str]:
+        assert self._handle is not None
+        try:
+            os.fsync(self._handle.fileno())  # the batch's section is durable before any file is touched
             skipped = _turn_into_blobs(batch)
         finally:
             close_descriptors(batch)
+            folders.close()
         self._not_archived += [staged.id for staged in batch if staged.path in skipped]
         self._start_writeback()
         return skipped
@@ -186,12 +210,15 @@ class EvictionRun:
             self._writeback.start()
 
     def _finish(self) -> None:
+        self._rewriter.shutdown()
         if self._writeback is not None:
             self._writeback.join()
         if self._handle is None:
             return
         assert self._rows is not None
         try:
+            for future, _batch, _folders in self._handed:
+                future.result()  # a failed rewrite leaves the journal for the next lock holder
             sync_filesystem(self._journal.parent)
         except BaseException:
             self._abandon()
@@ -203,6 +230,11 @@ class EvictionRun:
         self._journal.unlink()
 
     def _abandon(self) -> None:
+        self._rewriter.shutdown(cancel_futures=True)
+        for future, batch, folders in self._handed:
+            if future.cancelled():
+                close_descriptors(batch)
+                folders.close()
         if self._writeback is not None:
             self._writeback.join()
         if self._rows is not None:

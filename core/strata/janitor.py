@@ -19,6 +19,7 @@ import os
 import resource
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
@@ -42,16 +43,16 @@ from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
 SECONDS_PER_DAY = 86400
 # Evicted files are journalled and synced in batches of about this many bytes (bounds memory).
 EVICT_BATCH_BYTES = 64 * 1024 * 1024
-# Each staged file keeps its descriptor until its batch is archived: at most this many per batch, and never
-# more than a quarter of the process's open-file limit.
-EVICT_BATCH_FILES = 4096
+# Each staged file keeps its descriptor, and its folder's, until its batch is archived, and two batches are
+# open at a time: at most this many files per batch, and never more than an eighth of the open-file limit.
+EVICT_BATCH_FILES = 2048
 
 
 def _evict_batch_files() -> int:
-    """Files per eviction batch. A soft open-file limit below 4 × EVICT_BATCH_FILES (1,024 is common) is
-    raised toward the hard limit first: smaller batches would each pay a journal fsync, a syncfs and a commit."""
+    """Files per eviction batch. A soft open-file limit below 8 × EVICT_BATCH_FILES (1,024 is common) is
+    raised toward the hard limit first: smaller batches would each pay a journal fsync."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 4 * EVICT_BATCH_FILES
+    wanted = 8 * EVICT_BATCH_FILES
     if soft != resource.RLIM_INFINITY and soft < wanted:
         raised = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
         if raised > soft:
@@ -60,7 +61,7 @@ def _evict_batch_files() -> int:
                 soft = raised
             except (ValueError, OSError):
                 pass
-    return max(16, min(EVICT_BATCH_FILES, soft // 4))
+    return max(16, min(EVICT_BATCH_FILES, soft // 8))
 
 
 Progress = Callable[[int], None]
@@ -222,28 +223,34 @@ def plan_evict(
 def apply_evict(
     store: StrataStore, plan: list[FileResult], progress: Progress | None = None
 ) -> list[FileResult]:
-    """Archive the planned files in batches (see `evict_journal`): nothing is lost if the process dies."""
+    """Archive the planned files in batches (see `evict_journal`): nothing is lost if the process dies.
+
+    A worker thread rewrites each batch while the next one is read, so two batches are open at a time.
+    """
     results = [result for result in plan if not result.status.startswith("would_")]
     with store.lock():
         store.archive_root.mkdir(parents=True, exist_ok=True)
         sidecar = store.sidecar()
         shadow = store.shadow()  # a damaged index is reported here, before any file moves
         batch: list[StagedBlob] = []
-        # Each batch's folders stay open until it is archived: at most one per staged file, so a batch
-        # uses at most half the open-file budget `_evict_batch_files` allows.
-        folders = FolderDescriptors()
+        folders = (
+            FolderDescriptors()
+        )  # the batch's folders (at most one per file), open until it is rewritten
         batch_files = _evict_batch_files()
         planned_by_path = {result.path: result for result in plan}
         try:
             with EvictionRun(store.evict_journal_file, shadow) as run:
+                handed: list[tuple[Future[dict[str, str]], list[StagedBlob]]] = []
                 batch_bytes = 0
                 cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
                 archived_at = utc_now_iso()  # one eviction run, one timestamp
                 for planned in _pending(plan):
                     if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
-                        archiving, batch, batch_bytes = batch, [], 0
-                        results += _archive(run, archiving, sidecar, planned_by_path, progress)
-                        folders.close()
+                        archiving, batch, batch_bytes, batch_folders = batch, [], 0, folders
+                        folders = FolderDescriptors()
+                        handed.append((run.archive(archiving, batch_folders), archiving))
+                        if len(handed) > 1:  # the batch before it is (nearly) rewritten by now
+                            results += _archived(*handed.pop(0), sidecar, planned_by_path, progress)
                     try:
                         staged = _stage_blob(
                             store, planned, folders, cooled_prefix, archive_prefix, archived_at
@@ -261,8 +268,11 @@ def apply_evict(
                     batch.append(staged)
                     batch_bytes += len(staged.blob)
                 if batch:
-                    archiving, batch = batch, []
-                    results += _archive(run, archiving, sidecar, planned_by_path, progress)
+                    archiving, batch, batch_folders = batch, [], folders
+                    folders = FolderDescriptors()
+                    handed.append((run.archive(archiving, batch_folders), archiving))
+                for future, archived in handed:
+                    results += _archived(future, archived, sidecar, planned_by_path, progress)
             sidecar.save()
         finally:
             close_descriptors(batch)  # staged but never handed to the run (which closes its own)
@@ -363,10 +373,15 @@ def _read_all(descriptor: int, size_hint: int) -> bytes:
     return b"".join(chunks)
 
 
-def _archive(
-    run: EvictionRun, batch: list[StagedBlob], sidecar, planned_by_path: dict[str, FileResult], progress
+def _archived(
+    rewrite: Future[dict[str, str]],
+    batch: list[StagedBlob],
+    sidecar,
+    planned_by_path: dict[str, FileResult],
+    progress: Progress | None,
 ) -> list[FileResult]:
-    skipped = run.archive(batch)
+    """The results of a batch handed to the run, once its rewrite is done."""
+    skipped = rewrite.result()
     results = []
     for staged in batch:
         planned = planned_by_path[staged.path]
