@@ -80,7 +80,7 @@ from stratagate.validation import (
     require_str,
     unique_in_order,
 )
-from stratagate.weights import weight_at
+from stratagate.weights import BASE_LAMBDA, weight_at
 
 _CONSTRUCT = object()
 
@@ -411,7 +411,7 @@ class StrataGate:
         the ids and cannot order them."""
         from stratagate.storage.event_order import EventOrder
 
-        ordered = None if order is None else EventOrder(order, descending, self.current_turn)
+        ordered = None if order is None else EventOrder(order, descending, self.current_turn, BASE_LAMBDA)
         return self._backend.packed_keys(self.namespace, "events", dict(where) if where else None, ordered, limit)
 
     def get_events(self, ids: Sequence[str]) -> list[Event]:

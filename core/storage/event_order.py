@@ -15,7 +15,6 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement
 
 from stratagate.storage import schema as s
-from stratagate.weights import BASE_LAMBDA
 
 EVENT_ORDERS = (
     "title", "eventType", "status", "criticality", "weight", "mentionedAt", "happened", "participants", "pinned", "id"
@@ -29,10 +28,15 @@ class EventOrder:
     descending: bool = False
     turn: int = 0
     """The turn the weight order computes weights at (the memory's current turn)."""
+    base_lambda: float | None = None
+    """The weight order's base decay rate (`stratagate.weights.BASE_LAMBDA`): passed in, as storage sits below
+    the memory's rules."""
 
     def __post_init__(self) -> None:
         if self.name not in EVENT_ORDERS:
             raise ValueError(f"Unknown event order {self.name!r} (known: {', '.join(EVENT_ORDERS)})")
+        if self.name == "weight" and self.base_lambda is None:
+            raise ValueError("The weight order needs the base decay rate (base_lambda)")
 
 
 def order_by(dialect: str, order: EventOrder) -> list[ColumnElement[Any]]:
@@ -57,7 +61,7 @@ def _value(dialect: str, order: EventOrder) -> ColumnElement[Any]:
         return func.lower(func.coalesce(_participants(dialect), "", type_=Text))
     if name == "pinned":
         return e.c.pinned
-    return _weight(dialect, order.turn)
+    return _weight(dialect, order.turn, order.base_lambda)
 
 
 def _temporal(dialect: str, field: str) -> ColumnElement[str]:
@@ -81,12 +85,12 @@ def _participants(dialect: str) -> ColumnElement[str]:
     )
 
 
-def _weight(dialect: str, turn: int) -> ColumnElement[float]:
+def _weight(dialect: str, turn: int, base_lambda: float) -> ColumnElement[float]:
     """`memory_weight_at(event, turn)`: 0 forgotten or archived, 1 pinned, else max(floor, exp(−λ(n)·Δ))
-    capped, λ(n) = 0.15 / (1 + 1.5·ln n)."""
+    capped, λ(n) = base_lambda / (1 + 1.5·ln n)."""
     e = s.events
     greatest, least = (func.max, func.min) if dialect == "sqlite" else (func.greatest, func.least)
-    rate = literal(BASE_LAMBDA) / (literal(1.0) + literal(1.5) * func.ln(greatest(e.c.mention_count, 1)))
+    rate = literal(base_lambda) / (literal(1.0) + literal(1.5) * func.ln(greatest(e.c.mention_count, 1)))
     elapsed = greatest(literal(turn) - e.c.last_adopted_turn, 0)
     decayed = greatest(e.c.floor_weight, func.exp(-rate * elapsed))
     capped = case((e.c.forced_cap.is_(None), decayed), else_=least(decayed, e.c.forced_cap))

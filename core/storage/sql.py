@@ -18,8 +18,10 @@ caller's (`UPDATE … WHERE revision = expected`): a stale writer changes nothin
 
 from __future__ import annotations
 
+import math
 import os
 import random
+import sqlite3
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -541,6 +543,7 @@ def sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Eng
         dbapi_connection.isolation_level = None
         dbapi_connection.execute("PRAGMA foreign_keys = ON")
         dbapi_connection.execute(f"PRAGMA busy_timeout = {max(0, int(timeout * 1000))}")
+        ensure_math_functions(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
@@ -550,6 +553,16 @@ def sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Eng
             connection.exec_driver_sql("BEGIN")
 
     return engine
+
+
+def ensure_math_functions(dbapi_connection: sqlite3.Connection) -> None:
+    """The event lists' weight order uses `exp` and `ln`, which SQLite has only when it was built with its
+    math functions: give a build without them Python's."""
+    try:
+        dbapi_connection.execute("SELECT exp(0), ln(1)")
+    except sqlite3.OperationalError:
+        dbapi_connection.create_function("exp", 1, math.exp, deterministic=True)
+        dbapi_connection.create_function("ln", 1, math.log, deterministic=True)
 
 
 def _begin_immediate(connection: Connection, timeout: float) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ from hypothesis import strategies as st
 
 from stratagate.storage.event_order import EVENT_ORDERS, EventOrder
 from stratagate.storage.packed_keys import SEPARATOR, PackedKeys
-from stratagate.storage.sql import SqlBackend, open_backend
+from stratagate.storage.sql import SqlBackend, ensure_math_functions, open_backend
+from stratagate.weights import BASE_LAMBDA
 from tests.property_budget import examples
 
 NS = "project:atlas"
@@ -56,10 +58,38 @@ def test_every_event_order_is_the_same_on_each_store(backend: SqlBackend, refere
         reference.import_namespace(NS, snapshot, 1)
         for name in EVENT_ORDERS:
             for descending in (False, True):
-                order = EventOrder(name, descending, turn=snapshot["currentTurn"] + 40)
+                order = EventOrder(name, descending, turn=snapshot["currentTurn"] + 40, base_lambda=BASE_LAMBDA)
                 listed = list(backend.packed_keys(NS, "events", None, order))
                 assert listed == list(reference.packed_keys(NS, "events", None, order)), (name, descending)
     finally:
         reference.close()
     with pytest.raises(ValueError, match="Unknown event order"):
         EventOrder("colour")
+    with pytest.raises(ValueError, match="base decay rate"):
+        EventOrder("weight")
+
+
+class _SqliteWithoutMath:
+    """A connection to an SQLite built without its math functions: `exp` and `ln` are unknown until added."""
+
+    def __init__(self) -> None:
+        self.connection = sqlite3.connect(":memory:")
+        self.added: list[str] = []
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        if not self.added and ("exp(" in sql or "ln(" in sql):
+            raise sqlite3.OperationalError("no such function: exp")
+        return self.connection.execute(sql)
+
+    def create_function(self, name: str, arity: int, function: Any, *, deterministic: bool) -> None:
+        self.added.append(name)
+        self.connection.create_function(name, arity, function, deterministic=deterministic)
+
+
+def test_an_sqlite_without_math_functions_gets_pythons_for_the_weight_order() -> None:
+    connection = _SqliteWithoutMath()
+    ensure_math_functions(connection)
+    assert connection.added == ["exp", "ln"]
+    assert connection.execute("SELECT exp(0), ln(1)").fetchone() == (1.0, 0.0)
+    present = sqlite3.connect(":memory:")
+    ensure_math_functions(present)  # a build with them keeps its own
