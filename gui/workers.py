@@ -45,7 +45,8 @@ class DatabaseWorker(QObject):
     busy_changed = Signal(bool)
     """True when the first task is queued, False when the queue drains."""
 
-    _deliver = Signal(object)
+    _deliver = Signal()
+    """One finished task's callback is waiting in `_outcomes`."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -61,6 +62,13 @@ class DatabaseWorker(QObject):
         """Foreground tasks queued or running whose callbacks have not run yet."""
         self._parked: deque = deque()
         """Background tasks waiting for the foreground to be idle."""
+        self._jobs: dict[Future, Callable[[], Callable[[], Any]]] = {}
+        """Every queued job (with the task and callbacks it holds) until its callback has run on the UI thread.
+        The database thread must never drop the last reference to them: a Qt object that goes with them (a
+        progress dialog, a view) would be deleted on that thread, leaving its timers registered on the UI
+        thread, which then crashes when they fire."""
+        self._outcomes: deque[tuple[Future, Callable[[], Any], bool]] = deque()
+        """Finished tasks' callbacks, in order, for the UI thread to run and release."""
         self._idle = QTimer(self)
         self._idle.setSingleShot(True)
         self._idle.setInterval(IDLE_MS)
@@ -92,15 +100,16 @@ class DatabaseWorker(QObject):
         if self._pending == 1:
             self.busy_changed.emit(True)
 
-        def job() -> None:
+        def job() -> Callable[[], Any]:
+            """Runs the task on the database thread; returns what the UI thread then runs."""
             try:
                 result = task()
             except Exception as error:  # reported on the UI thread, never swallowed
-                self._deliver.emit((lambda failure=error: self._report(failure, on_error, description), background))
-            else:
-                self._deliver.emit((lambda: on_done(result) if on_done else None, background))
+                return lambda failure=error: self._report(failure, on_error, description)
+            return lambda: on_done(result) if on_done else None
 
         future: Future = Future()
+        self._jobs[future] = job
         self._queued.add(future)
         future.add_done_callback(self._queued.discard)
         if background:
@@ -130,10 +139,18 @@ class DatabaseWorker(QObject):
         """One executor slot: the oldest foreground task, else the oldest background one."""
         with self._lanes_lock:
             foreground, background = self._lanes
-            future, job = (foreground or background).popleft()
-        if future.set_running_or_notify_cancel():
-            job()
-            future.set_result(None)
+            lane = foreground or background
+            future, job = lane.popleft()
+        if not future.set_running_or_notify_cancel():
+            return
+        outcome = job()
+        # Drop this thread's references before the UI thread can run the outcome: `_jobs` and `_outcomes`
+        # hold them until then, so the last reference always goes on the UI thread.
+        del job
+        self._outcomes.append((future, outcome, lane is background))
+        del outcome
+        future.set_result(None)
+        self._deliver.emit()
 
     def call(self, task: Callable[[], T]) -> T:
         """Run `task` on the worker thread and wait for it: for scripts and tests, never from the app."""
@@ -149,6 +166,7 @@ class DatabaseWorker(QObject):
         if last is not None:
             self._executor.submit(last)
         self._executor.shutdown(wait=True, cancel_futures=False)
+        self._jobs.clear()
 
     def _report(self, error: BaseException, on_error: Callable[[BaseException], Any] | None, what: str) -> None:
         if on_error is not None:
@@ -156,11 +174,13 @@ class DatabaseWorker(QObject):
         else:
             self.failed.emit(what, error)
 
-    def _run_on_ui_thread(self, delivery: tuple[Callable[[], Any], bool]) -> None:
-        callback, background = delivery
+    def _run_on_ui_thread(self) -> None:
+        future, callback, background = self._outcomes.popleft()
         try:
             callback()
         finally:
+            del callback
+            self._jobs.pop(future, None)
             self._pending -= 1
             if not background:
                 self._foreground -= 1

@@ -94,3 +94,23 @@ def test_a_background_task_waits_for_every_other_queued_task(qtbot):
     qtbot.waitUntil(lambda: worker.pending == 0)
     assert order == ["first rows", "list ids", "census"]
     worker.shutdown()
+
+
+def test_what_tasks_and_callbacks_hold_is_released_on_the_ui_thread(qtbot):
+    """A Qt object deleted on the database thread leaves its timers registered on the UI thread, which then
+    crashes when they fire: the worker lets go of a task and its callbacks only on the UI thread."""
+    worker = DatabaseWorker()
+    released: list[int] = []
+    called: list[int] = []
+
+    class Held:
+        def __del__(self) -> None:
+            released.append(threading.get_ident())
+
+    for number in range(20):
+        by_task, by_callback = Held(), Held()
+        worker.run(lambda held=by_task: None, on_done=lambda _none, n=number, held=by_callback: called.append(n))
+        del by_task, by_callback
+    qtbot.waitUntil(lambda: len(called) == 20 and len(released) == 40)
+    assert set(released) == {threading.get_ident()}
+    worker.shutdown()
