@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+import numpy as np
+
 from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
@@ -401,11 +403,14 @@ class Retrieval:
         if filters:
             intersection = all_of(subset for _name, subset in filters)
             if tokens:
-                positions = facets.members(intersection)
-                if len(positions):
-                    ranked = index.rank(query, allowed=positions)
+                # The structured order reads every member's id, so BM25 names its hits from it too.
+                ordered = facets.ordered(intersection, temporal_intent, turn)
+                if ordered:
+                    names = dict(ordered)
+                    ranked = index.rank(query, allowed=np.fromiter(names, dtype=np.int64, count=len(names)),
+                                        ids_of=lambda found: [names[position] for position in found.tolist()])
                     rankings = [("bm25", [key for key, _score in ranked]),
-                                ("structured", structured(intersection, True))]
+                                ("structured", [item for _position, item in ordered])]
             else:
                 head = structured(intersection, True)
                 if head:

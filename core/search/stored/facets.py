@@ -24,7 +24,6 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
 from sqlalchemy import Connection
 
 from stratagate.search.stored.ranking import StoredEventIndex
@@ -113,32 +112,36 @@ class StoredFacets:
         return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
 
     # reads -------------------------------------------------------------------------------------------------
-    def members(self, subset: Subset) -> np.ndarray:
-        """The subset's positions, ascending (the index-only filters read no event row)."""
-        with self._connect() as connection:
-            return np.asarray([row[0] for row in self._select(connection, "position", subset, "position")],
-                              dtype=np.int64)
-
     def structured(self, subset: Subset, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
         """The ids of `subset` in the structured order (chronology for a temporal intent, else weight at `turn`
         then updatedAt, both descending; ties keep section order), or only the first `top`."""
+        if top is None:
+            return [item for _position, item in self.ordered(subset, temporal_intent, turn)]
         with self._connect() as connection:
             if temporal_intent in ("first", "latest"):
                 direction = " DESC" if temporal_intent == "latest" else ""
                 return [row[0] for row in self._select(connection, "event_id", subset,
                                                        f"chronology_key{direction}, position", top)]
-            if top is None:
-                return self._weight_ordered(connection, subset, turn)
             return self._weight_head(connection, subset, turn, top)
 
-    def _weight_ordered(self, connection: Connection, subset: Subset, turn: int) -> list[str]:
-        """The subset's ids in the weight order, sorted by the database: each weight class's place among the
-        distinct exact weights (computed here, once per class) is handed to it as a CASE over the classes."""
+    def ordered(self, subset: Subset, temporal_intent: object, turn: int) -> list[tuple[int, str]]:
+        """(position, id) of all of `subset` in the structured order (see `structured`): the positions let a
+        caller name other rankings of the same candidates without reading their ids again."""
+        with self._connect() as connection:
+            if temporal_intent in ("first", "latest"):
+                direction = " DESC" if temporal_intent == "latest" else ""
+                return self._select(connection, "position, event_id", subset, f"chronology_key{direction}, position")
+            return self._weight_ordered(connection, subset, turn)
+
+    def _weight_ordered(self, connection: Connection, subset: Subset, turn: int) -> list[tuple[int, str]]:
+        """The subset's (position, id) in the weight order, sorted by the database: each weight class's place
+        among the distinct exact weights (computed here, once per class) is handed to it as a CASE over the
+        classes."""
         classes = [key for key, _count in self._weight_classes(connection, ALL)]
         if not classes:
             return []  # no candidate at all
         if len(classes) > _CLASSES_IN_ONE_CASE:
-            return [row[1] for row in _by_weight(self._select(
+            return [(row[0], row[1]) for row in _by_weight(self._select(
                 connection, f"position, event_id, updated_key, {CLASS_COLUMNS}", subset), turn)]
         weights = [class_weight(key, turn) for key in classes]
         place = {weight: number for number, weight in enumerate(sorted(set(weights), reverse=True))}
@@ -148,8 +151,8 @@ class StoredFacets:
         values = [value for (pinned, floor_weight, forced_cap, mentions, adopted), weight
                   in zip(classes, weights, strict=True)
                   for value in (mentions, adopted, pinned, floor_weight, forced_cap, place[weight])]
-        return [row[0] for row in driver_rows(connection, (
-            f"SELECT event_id FROM search_events WHERE namespace = ? AND ({subset.sql}) "
+        return [(row[0], row[1]) for row in driver_rows(connection, (
+            f"SELECT position, event_id FROM search_events WHERE namespace = ? AND ({subset.sql}) "
             f"ORDER BY CASE {' '.join([when] * len(classes))} END, updated_key DESC, position"),
             (self.namespace, *subset.values, *values))]
 
