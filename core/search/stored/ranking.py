@@ -92,10 +92,14 @@ class StoredEventIndex:
                 for term in terms if term in settled]
 
     def ids(self, connection: Connection, positions: np.ndarray) -> list[str]:
-        """The event ids at these positions, in the order given."""
+        """The event ids at these positions, in the order given.
+
+        One primary-key seek per position, from a joined list: with `position IN (...)` SQLite (no statistics)
+        scans the namespace's whole covering happened index instead (15-20 ms at 100k events for 6 ids)."""
         found: dict[int, str] = {}
         for chunk in chunks(positions.tolist()):
-            found.update(driver_rows(connection, f"SELECT position, event_id FROM search_events "
-                                                 f"WHERE namespace = ? AND position IN ({marks(len(chunk))})",
-                                     (self.namespace, *chunk)))
+            found.update(driver_rows(connection, (
+                f"WITH wanted(position) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
+                f"SELECT e.position, e.event_id FROM wanted JOIN search_events AS e "
+                f"ON e.namespace = ? AND e.position = wanted.position"), (*chunk, self.namespace)))
         return [found[position] for position in positions.tolist()]
