@@ -7,7 +7,9 @@ the default (tertiary) strength, so `"a" < "B" < "b"` and digits sort before let
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Any
 
 import icu
 
@@ -31,3 +33,15 @@ def locale_compare(left: str, right: str) -> int:
 def locale_compare_key(text: str) -> bytes:
     """A sort key: `sorted(xs, key=locale_compare_key)` orders like `xs.sort((a, b) => a.localeCompare(b))`."""
     return _collator().getSortKey(text)
+
+
+def sort_tied_runs(items: list[Any], tied: Sequence[int], key: Callable[[Any], Any]) -> None:
+    """Sort, in place and by `key`, each run of `items` that tie: `tied` lists, ascending, every i where
+    items[i] ties items[i + 1]. Only ties need the collation keys; the sort is stable."""
+    start = 0
+    while start < len(tied):
+        first = end = tied[start]
+        while start < len(tied) and tied[start] == end:
+            end += 1
+            start += 1
+        items[first : end + 1] = sorted(items[first : end + 1], key=key)

@@ -24,7 +24,7 @@ import numpy as np
 from stratagate.cancellation import OperationCancelled, checkpoint
 from stratagate.errors import DuplicateIdError, UnknownIdError
 from stratagate.search.bm25 import average_length, idf, term_score, unique_query_terms
-from stratagate.search.collation import locale_compare_key
+from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.documents import SearchField
 from stratagate.search.postings import TermPostings, contributions
 from stratagate.search.tokenize import field_repeat, search_tokens
@@ -235,14 +235,8 @@ class InvertedIndex:
         order = np.argsort(-scores, kind="stable")
         numbers, values = documents[order].tolist(), scores[order].tolist()
         # Only runs of equal scores need the collation keys.
-        tied = np.flatnonzero(scores[order][1:] == scores[order][:-1])
-        start = 0
-        while start < len(tied):
-            first = end = int(tied[start])
-            while start < len(tied) and int(tied[start]) == end:
-                end += 1
-                start += 1
-            numbers[first : end + 1] = sorted(numbers[first : end + 1], key=self._sort_keys.__getitem__)
+        tied = np.flatnonzero(scores[order][1:] == scores[order][:-1]).tolist()
+        sort_tied_runs(numbers, tied, key=self._sort_keys.__getitem__)
         pairs = list(zip(numbers, values, strict=True))
         return pairs if limit is None else pairs[:limit]
 

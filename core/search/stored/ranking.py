@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from stratagate.search.bm25 import average_length, idf, unique_query_terms
-from stratagate.search.collation import locale_compare_key
+from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.postings import contributions
 from stratagate.search.stored.tables import Connect, chunks, driver_rows, marks
 from stratagate.search.stored.terms import merge
@@ -66,14 +66,8 @@ class StoredEventIndex:
                 ids = self.ids(connection, positions)
         pairs = list(zip(ids, scores.tolist(), strict=True))
         # Only runs of equal scores need the collation keys; the sort is stable, so position breaks their ties.
-        tied = np.flatnonzero(scores[1:] == scores[:-1])
-        start = 0
-        while start < len(tied):
-            first = end = int(tied[start])
-            while start < len(tied) and int(tied[start]) == end:
-                end += 1
-                start += 1
-            pairs[first : end + 1] = sorted(pairs[first : end + 1], key=lambda pair: locale_compare_key(pair[0]))
+        tied = np.flatnonzero(scores[1:] == scores[:-1]).tolist()
+        sort_tied_runs(pairs, tied, key=lambda pair: locale_compare_key(pair[0]))
         return pairs if limit is None else pairs[:limit]
 
     def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
