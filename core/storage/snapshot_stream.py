@@ -360,17 +360,26 @@ def _scan_entry(reader: _Reader, path: Path, name: str) -> dict[str, Any]:
             reader.skip()
     if plan is None:
         raise SnapshotError(f"{path}: namespace {name!r} must be an object with a 'snapshot'")
-    revision = values.get("revision", 1)
+    return _entry(entry_revision(path, name, values), entry_journal(path, name, values), plan)
+
+
+def entry_revision(path: Path, name: str, entry: Mapping[str, Any]) -> int:
+    """A namespace entry's `revision` (1 when absent), checked."""
+    revision = entry.get("revision", 1)
     if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
         raise SnapshotError(f"{path}: namespace {name!r}: revision must be a positive integer, got {revision!r}")
-    journal = values.get("journal", [])
+    return revision
+
+
+def entry_journal(path: Path, name: str, entry: Mapping[str, Any]) -> list[JournalRecord]:
+    """A namespace entry's `journal` (empty when absent), read into records."""
+    journal = entry.get("journal", [])
     if not isinstance(journal, list):
         raise SnapshotError(f"{path}: namespace {name!r}: journal must be an array of entries")
     try:
-        records = [record_from_json(item) for item in journal]
+        return [record_from_json(item) for item in journal]
     except JournalEntryError as error:
         raise SnapshotError(f"{path}: namespace {name!r}: {error}") from error
-    return _entry(revision, records, plan)
 
 
 def _scan_snapshot(reader: _Reader, path: Path, name: str, keys: Iterator[str], first: str | None) -> _Plan:

@@ -40,7 +40,6 @@ from stratagate.journal import (
     JournalEntryError,
     JournalRecord,
     iter_entries,
-    record_from_json,
     restore_entries,
 )
 from stratagate.snapshot import normalize_snapshot
@@ -289,9 +288,7 @@ def _read_entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
         raise SnapshotError(f"{path}: namespace {name!r} must be an object with a 'snapshot'")
     if NUL in name:
         raise SnapshotError(f"{path}: namespace {name!r} contains a NUL character (U+0000), which StrataGate does not store")
-    revision = entry.get("revision", 1)
-    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
-        raise SnapshotError(f"{path}: namespace {name!r}: revision must be a positive integer, got {revision!r}")
+    revision = snapshot_stream.entry_revision(path, name, entry)
     try:
         snapshot = normalize_snapshot(entry["snapshot"])
     except SnapshotError as error:
@@ -301,13 +298,7 @@ def _read_entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
         raise SnapshotError(
             f"{path}: namespace {name!r}: {where} contains a NUL character (U+0000), which StrataGate does not store"
         )
-    journal = entry.get("journal", [])
-    if not isinstance(journal, list):
-        raise SnapshotError(f"{path}: namespace {name!r}: journal must be an array of entries")
-    try:
-        records = [record_from_json(item) for item in journal]
-    except JournalEntryError as error:
-        raise SnapshotError(f"{path}: namespace {name!r}: {error}") from error
+    records = snapshot_stream.entry_journal(path, name, entry)
     return {"snapshot": snapshot, "revision": revision, "journal": records}
 
 
