@@ -38,3 +38,18 @@ def test_inspector_self_test_writes_a_screenshot(tmp_path: Path):
     )
     assert completed.returncode == 0, completed.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_searching_an_sqlite_file_does_not_import_the_postgresql_dialect(tmp_path: Path):
+    # The dialect pulls in asyncio and every driver's module: about 0.14 s of CPU in each one-shot process.
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "agent", block_turn_size=1) as memory:
+        memory.append_turn("where is the lighthouse", "on the northern cape")
+    code = (
+        "import sys, stratagate\n"
+        f"memory = stratagate.open({str(path)!r}, 'agent', read_only=True)\n"
+        "memory.search_events('lighthouse')\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.postgresql'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ""

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Text, case, cast, func, literal, literal_column
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement
 
 from stratagate.storage import schema as s
@@ -65,12 +64,22 @@ def _value(dialect: str, order: EventOrder) -> ColumnElement[Any]:
 
 
 def _temporal(dialect: str, field: str) -> ColumnElement[str]:
-    column = s.events.c.temporal_json
+    return func.coalesce(temporal_field(dialect, s.events.c.temporal_json, field), "", type_=Text)
+
+
+def temporal_field(dialect: str, column: ColumnElement[Any], field: str) -> ColumnElement[Any]:
+    """One field of a temporal JSON column, NULL where it is absent."""
     if dialect == "sqlite":
-        value = func.json_extract(column, f"$.{field}")
-    else:
-        value = func.jsonb_extract_path_text(cast(column, JSONB), field)
-    return func.coalesce(value, "", type_=Text)
+        return func.json_extract(column, f"$.{field}")
+    return func.jsonb_extract_path_text(cast(column, jsonb()), field)
+
+
+def jsonb() -> Any:
+    # The PostgreSQL dialect is imported only where it is used: it pulls in asyncio and every driver's
+    # dialect module, which a process reading an SQLite file never needs.
+    from sqlalchemy.dialects.postgresql import JSONB
+
+    return JSONB()
 
 
 def _participants(dialect: str) -> ColumnElement[str]:

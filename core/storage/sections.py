@@ -100,14 +100,6 @@ _STALE_BLOCK_MESSAGES = text(
 """A written block's messages that it no longer holds."""
 
 
-def _jsonb() -> Any:
-    # The PostgreSQL dialect is imported only where it is used: it pulls in asyncio and every driver's
-    # dialect module, which a process reading an SQLite file never needs.
-    from sqlalchemy.dialects.postgresql import JSONB
-
-    return JSONB()
-
-
 def _grouped(pairs: Iterable[Any]) -> dict[str, list[str]]:
     """(parent id, child id) rows, already in child order → parent id → child ids."""
     groups: dict[str, list[str]] = defaultdict(list)
@@ -348,9 +340,7 @@ class SectionStore:
         return filters.get(section, {})
 
     def _temporal_field(self, column, field: str) -> ColumnElement[Any]:
-        if self.dialect == "sqlite":
-            return func.json_extract(column, f"$.{field}")
-        return func.jsonb_extract_path_text(cast(column, _jsonb()), field)
+        return event_order.temporal_field(self.dialect, column, field)
 
     def _may_share_token(self, column, tokens: list[str]) -> ColumnElement[bool]:
         """True for every text whose search tokens (`search.tokenize`) include one of `tokens`, and for some
@@ -374,7 +364,7 @@ class SectionStore:
             entries = func.json_each(column, "$.participants").table_valued("value")
         else:
             entries = func.jsonb_array_elements_text(
-                func.coalesce(cast(column, _jsonb())["participants"], func.jsonb_build_array())
+                func.coalesce(cast(column, event_order.jsonb())["participants"], func.jsonb_build_array())
             ).table_valued("value")
         return exists(
             select(literal(1)).select_from(entries).where(func.lower(entries.c.value) == func.lower(str(name)))
