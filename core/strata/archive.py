@@ -45,12 +45,17 @@ def infer_tags(relative_path: str) -> list[str]:
 
 
 def blob_bytes(blob: Blob) -> bytes:
+    return blob_json(blob.original_path, blob.content, blob.archived_at, blob.tags)
+
+
+def blob_json(original_path: str, content: str, archived_at: str, tags: list[str]) -> bytes:
     """Exactly `json.dumps(blob_dict, indent=2)`, built from C-encoded parts (indent=2 is the slow
-    pure-Python encoder, and encoding was the largest cost of archiving)."""
-    tags = "[]" if not blob.tags else "[\n    " + ",\n    ".join(map(quote, blob.tags)) + "\n  ]"
+    pure-Python encoder, and encoding was the largest cost of archiving). Eviction calls it per file
+    without building a `Blob`."""
+    listed = "[]" if not tags else "[\n    " + ",\n    ".join(map(quote, tags)) + "\n  ]"
     text = (
-        f'{{\n  "original_path": {quote(blob.original_path)},\n  "content": {quote(blob.content)},'
-        f'\n  "archived_at": {quote(blob.archived_at)},\n  "tags": {tags}\n}}'
+        f'{{\n  "original_path": {quote(original_path)},\n  "content": {quote(content)},'
+        f'\n  "archived_at": {quote(archived_at)},\n  "tags": {listed}\n}}'
     )
     return text.encode("utf-8")
 

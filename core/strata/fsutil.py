@@ -80,14 +80,20 @@ def sync_filesystem(path: Path | str) -> None:
 class FolderDescriptors:
     """Open descriptors of folders, by path, so names resolve from them (`dir_fd`) instead of walking the
     whole path again (a rename by full path cost about a third more CPU). Paths resolve as before: a
-    tier root may be a symlink."""
+    tier root may be a symlink.
 
-    def __init__(self) -> None:
+    With `limit`, opening one more folder than that first closes all of them: for callers that use each
+    descriptor at once and go through the files folder by folder."""
+
+    def __init__(self, limit: int | None = None) -> None:
         self._open: dict[str, int] = {}
+        self._limit = limit
 
     def get(self, folder: str) -> int:
         descriptor = self._open.get(folder)
         if descriptor is None:
+            if self._limit is not None and len(self._open) >= self._limit:
+                self.close()
             descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
             self._open[folder] = descriptor
         return descriptor
@@ -108,19 +114,37 @@ def _rename_no_replace(source: Path | str, destination: Path | str) -> bool:
 
     Returns False where the C library or the file system does not support it.
     """
+    return rename_at_no_replace(_AT_FDCWD, source, _AT_FDCWD, destination, (source, destination))
+
+
+def rename_at_no_replace(
+    source_folder: int,
+    source: Path | str,
+    destination_folder: int,
+    destination: Path | str,
+    shown: tuple[Path | str, Path | str],
+) -> bool:
+    """`_rename_no_replace` with names relative to folder descriptors; `shown` (source, destination) name
+    the files in errors. Resolving a bare name from its folder's descriptor skips the walk down a path."""
     if _renameat2 is None:
         return False
     if (
-        _renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination), _RENAME_NOREPLACE)
+        _renameat2(
+            source_folder,
+            os.fsencode(source),
+            destination_folder,
+            os.fsencode(destination),
+            _RENAME_NOREPLACE,
+        )
         == 0
     ):
         return True
     code = ctypes.get_errno()
     if code == errno.EEXIST:
-        raise DestinationExistsError(Path(destination))
+        raise DestinationExistsError(Path(shown[1]))
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
         return False
-    raise OSError(code, os.strerror(code), str(source))
+    raise OSError(code, os.strerror(code), str(shown[0]))
 
 
 def move_without_overwrite(source: Path | str, destination: Path | str) -> None:

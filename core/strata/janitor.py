@@ -25,7 +25,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from stratagate.strata import rehydrate_journal
-from stratagate.strata.archive import PREVIEW_CHARS, Blob, blob_bytes, infer_tags, read_blob, utc_now_iso
+from stratagate.strata.archive import PREVIEW_CHARS, blob_json, infer_tags, read_blob, utc_now_iso
 from stratagate.strata.errors import (
     DestinationExistsError,
     FileTooLargeError,
@@ -34,10 +34,15 @@ from stratagate.strata.errors import (
     StrataFileNotFoundError,
 )
 from stratagate.strata.evict_journal import EvictionRun, StagedBlob, close_descriptors
-from stratagate.strata.fsutil import FolderDescriptors, move_without_overwrite, temp_path
+from stratagate.strata.fsutil import (
+    FolderDescriptors,
+    move_without_overwrite,
+    rename_at_no_replace,
+    temp_path,
+)
 from stratagate.strata.paths import canonical_relative_path
 from stratagate.strata.rehydrate_journal import holds_exactly
-from stratagate.strata.shadow import ShadowEntry
+from stratagate.strata.shadow import ShadowEntry, keywords_text
 from stratagate.strata.store import StrataStore, Tier, matches_any, walk_files
 
 SECONDS_PER_DAY = 86400
@@ -116,6 +121,8 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
     config = store.config
     cooled_prefix = f"{store.cooled_root}/"
     plan = []
+    # The walk goes folder by folder: one listing of the matching cooled folder, not a stat per file.
+    listed_folder, taken = None, set()
     with store.lock():
         for relative, entry in walk_files(store.active_root):
             if store.is_generated(Tier.ACTIVE, relative) or not matches_any(
@@ -130,11 +137,22 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
             if age < config.decay_days(relative):
                 continue
             destination = cooled_prefix + relative
-            if os.path.lexists(destination):
+            folder, _, name = destination.rpartition("/")
+            if folder != listed_folder:
+                listed_folder, taken = folder, _names_in(folder)
+            if name in taken:
                 plan.append(FileResult(relative, "conflict", f"{destination} already exists", age))
             else:
                 plan.append(FileResult(relative, "would_migrate", age_days=age, target=Tier.COOLED))
     return plan
+
+
+def _names_in(folder: str) -> set[str]:
+    """Every name in `folder` (files, folders, links, broken links); none if it cannot be listed."""
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
 
 
 def apply_migrate(
@@ -145,28 +163,35 @@ def apply_migrate(
     # Plain strings, not Path objects: path arithmetic was a large share of the per-file cost.
     active_prefix, cooled_prefix = f"{store.active_root}/", f"{store.cooled_root}/"
     made_folders: set[str] = set()
+    folders = FolderDescriptors(limit=64)  # the plan goes folder by folder
     with store.lock():
         sidecar = store.sidecar()
-        for planned in _pending(plan):
-            destination = cooled_prefix + planned.path
-            try:
-                folder = os.path.dirname(destination)
-                if folder not in made_folders:
-                    os.makedirs(folder, exist_ok=True)
-                    made_folders.add(folder)
-                move_without_overwrite(active_prefix + planned.path, destination)
-                sidecar.start_tracking(planned.path, now)
-                results.append(
-                    FileResult(planned.path, "migrated", age_days=planned.age_days, target=Tier.COOLED)
-                )
-            except DestinationExistsError as error:
-                results.append(replace(planned, status="conflict", detail=str(error)))
-            except OSError as error:
-                results.append(
-                    replace(planned, status="error", detail=f"{active_prefix}{planned.path}: {error}")
-                )
-            if progress:
-                progress(1)
+        try:
+            for planned in _pending(plan):
+                relative = planned.path
+                source, destination = active_prefix + relative, cooled_prefix + relative
+                try:
+                    source_folder, name = source.rsplit("/", 1)
+                    folder = destination[: -len(name) - 1]
+                    if folder not in made_folders:
+                        os.makedirs(folder, exist_ok=True)
+                        made_folders.add(folder)
+                    if not rename_at_no_replace(
+                        folders.get(source_folder), name, folders.get(folder), name, (source, destination)
+                    ):
+                        move_without_overwrite(source, destination)
+                    sidecar.start_tracking(relative, now)
+                    results.append(
+                        FileResult(relative, "migrated", age_days=planned.age_days, target=Tier.COOLED)
+                    )
+                except DestinationExistsError as error:
+                    results.append(replace(planned, status="conflict", detail=str(error)))
+                except OSError as error:
+                    results.append(replace(planned, status="error", detail=f"{source}: {error}"))
+                if progress:
+                    progress(1)
+        finally:
+            folders.close()
         sidecar.save()
         if _done(results, "migrated"):
             store.regenerate_index()
@@ -330,20 +355,19 @@ def _stage_blob(
     entry_id = _new_id()
     blob_name = f"{entry_id}.json"
     blob_file = archive_prefix + blob_name
-    blob = Blob(planned.path, content, archived_at, infer_tags(planned.path))
-    entry = ShadowEntry(
-        entry_id, planned.path, blob.tags, blob_file, content[:PREVIEW_CHARS], blob.archived_at
-    )
-    version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    relative = planned.path
+    tags = infer_tags(relative)
+    # The blob bytes and the shadow row straight from their parts (no Blob or ShadowEntry per file).
+    row = (entry_id, relative, keywords_text(tags), blob_file, content[:PREVIEW_CHARS], archived_at)
     return StagedBlob(
         entry_id,
-        planned.path,
+        relative,
         source,
-        version,
+        (stat.st_ino, stat.st_size, stat.st_mtime_ns),
         descriptor,
         blob_file,
-        blob_bytes(blob),
-        entry,
+        blob_json(relative, content, archived_at, tags),
+        row,
         in_place,
         source_folder,
         name,

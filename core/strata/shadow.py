@@ -81,12 +81,20 @@ _ROW = "(?, ?, ?, ?, ?, ?)"
 _ROWS_PER_STATEMENT = 500
 
 
-def _insert_rows(connection: Connection, rows: list[tuple[str, ...]]) -> None:
+Row = tuple[str, str, str, str, str, str]  # column values in table order
+
+
+def _insert_rows(connection: Connection, rows: list[Row]) -> None:
     """Insert `rows` with few multi-row statements (the trigger still fills the FTS table, row by row)."""
     for start in range(0, len(rows), _ROWS_PER_STATEMENT):
         chunk = rows[start : start + _ROWS_PER_STATEMENT]
         statement = _INSERT + ", ".join([_ROW] * len(chunk))
         connection.exec_driver_sql(statement, tuple(value for row in chunk for value in row))
+
+
+def keywords_text(keywords: list[str]) -> str:
+    """The keywords column: exactly as `json.dumps` writes the list (the reference's form)."""
+    return "[" + ", ".join(map(quote, keywords)) + "]"
 
 
 @dataclass(frozen=True)
@@ -98,13 +106,11 @@ class ShadowEntry:
     summary_preview: str
     evicted_at: str
 
-    def row(self) -> tuple[str, ...]:
-        """Column values in table order; keywords exactly as `json.dumps` writes them (the reference's form)."""
-        keywords = "[" + ", ".join(map(quote, self.keywords)) + "]"
+    def row(self) -> Row:
         return (
             self.id,
             self.original_path,
-            keywords,
+            keywords_text(self.keywords),
             self.archive_path,
             self.summary_preview,
             self.evicted_at,
@@ -175,7 +181,7 @@ class ShadowIndex:
                 _insert_rows(connection, rows)
 
     def add_in_background(self) -> PendingRows:
-        """A worker thread that inserts the entries handed to `PendingRows.add`, in one transaction the
+        """A worker thread that inserts the rows handed to `PendingRows.add`, in one transaction the
         caller commits later.
 
         Eviction overlaps the FTS indexing (CPU in SQLite, which releases the GIL) with its file moves,
@@ -260,18 +266,19 @@ class PendingRows:
         self._connection = connection
         self._transaction = connection.begin()
         self._error: BaseException | None = None
-        self._queue: queue.SimpleQueue[list[ShadowEntry] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[Row] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._insert, name="strata-shadow-insert")
         self._thread.start()
 
-    def add(self, entries: Iterable[ShadowEntry]) -> None:
-        self._queue.put(list(entries))
+    def add(self, rows: Iterable[Row]) -> None:
+        """Queue rows (`ShadowEntry.row()` tuples: eviction builds them without the entry objects)."""
+        self._queue.put(list(rows))
 
     def _insert(self) -> None:
-        while (entries := self._queue.get()) is not None:
+        while (rows := self._queue.get()) is not None:
             if self._error is None:
                 try:
-                    _insert_rows(self._connection, [entry.row() for entry in entries])
+                    _insert_rows(self._connection, rows)
                 except BaseException as error:  # handed to the caller's thread by commit()
                     self._error = error
 
