@@ -24,6 +24,8 @@ FILLERS = frozenset({
 })
 _FILLER_TRAILING = "。！？，、,.!?～~"
 _IGNORED_ARRAY_KEYS = frozenset({"arguments", "params", "input", "request"})
+_JSON_STARTS = frozenset('{["-0123456789tfnNI')
+"""The characters a JSON text can start with in `json.loads` (NaN and Infinity included)."""
 _FENCE_OPEN = re.compile(r"^```(?:json)?", re.I)
 _FENCE_CLOSE = re.compile(r"```$")
 _RAW_TOOL_HINT = re.compile(r'(tool_calls|tool_call|"function"|"arguments")', re.I)
@@ -121,6 +123,8 @@ def tool_json_summary(content: str) -> str | None:
     source = content.strip()
     body = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", source, count=1), count=1).strip()
     try:
+        if body[:1] not in _JSON_STARTS:  # json.loads would fail: skip raising and catching its error
+            raise ValueError(body)
         parsed = json.loads(body)
     except ValueError:
         if not _RAW_TOOL_HINT.search(source):

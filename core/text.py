@@ -9,6 +9,8 @@ _WHITESPACE = re.compile(r"\s+")
 
 def utf16_length(text: str) -> int:
     """`text.length` in JavaScript: astral characters count twice."""
+    if text.isascii() or max(text) <= "\uffff":  # no astral character (the common case), checked in C
+        return len(text)
     return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
 
 

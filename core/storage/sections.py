@@ -11,6 +11,7 @@ other facts and sources.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
@@ -21,10 +22,7 @@ from sqlalchemy import (
     Connection,
     LargeBinary,
     Select,
-    String,
     Table,
-    TextClause,
-    bindparam,
     cast,
     delete,
     exists,
@@ -33,7 +31,6 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    text,
     true,
 )
 
@@ -73,31 +70,53 @@ def _in_order(keys: list[str] | None, *order) -> list:
 def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT … ON CONFLICT (primary key) DO UPDATE every other column, on SQLite and PostgreSQL alike."""
     if rows:
-        connection.execute(_upsert_statement(table), rows)
+        connection.exec_driver_sql(driver_sql(connection, _upsert_sql(table)), rows)
+
+
+def driver_sql(connection: Connection, sql: str) -> str:
+    """`sql` with `:name` parameters in the connection's driver's style, to run with `exec_driver_sql` and a
+    dict (or a list of dicts). A small commit's statements go to the driver as they are: compiling them and
+    SQLAlchemy's processing of every row's parameters cost more than running them, and a new process paid the
+    compiling inside its first append that seals a block."""
+    return sql if connection.dialect.paramstyle in ("qmark", "named") else _pyformat(sql)
 
 
 @cache
-def _upsert_statement(table: Table) -> TextClause:
-    """The same statement on SQLite and PostgreSQL, as plain SQL built once per table: building and compiling
-    the SQLAlchemy construct (a proxy per column) cost more than running it in a small commit, and a new
-    process's first seal paid it for the blocks table inside its append."""
+def _pyformat(sql: str) -> str:
+    return re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", sql)
+
+
+@cache
+def _upsert_sql(table: Table) -> str:
+    """The same statement on SQLite and PostgreSQL, built once per table."""
     names = [column.name for column in table.columns]
     keys = [column.name for column in table.primary_key.columns]
     columns = ", ".join(f'"{name}"' for name in names)
     values = ", ".join(f":{name}" for name in names)
     conflict = ", ".join(f'"{name}"' for name in keys)
     updates = ", ".join(f'"{name}" = excluded."{name}"' for name in names if name not in keys)
-    return text(f'INSERT INTO {table.name} ({columns}) VALUES ({values}) '
-                f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}")
+    return (f'INSERT INTO {table.name} ({columns}) VALUES ({values}) '
+            f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}")
 
 
-_OPEN_TAIL_DELETE = text(
-    'DELETE FROM messages WHERE "namespace" = :namespace AND "id" IN :keys AND "block_id" IS NULL'
-).bindparams(bindparam("keys", expanding=True, type_=String()))
-_STALE_BLOCK_MESSAGES = text(
-    'DELETE FROM messages WHERE "namespace" = :namespace AND "block_id" = :block AND "id" NOT IN :keep'
-).bindparams(bindparam("keep", expanding=True, type_=String()))
-"""A written block's messages that it no longer holds."""
+def _listed(name: str, values: list[str]) -> tuple[str, dict[str, str]]:
+    """`:name_0, :name_1, …` for an IN list of `values`, and their parameters."""
+    parameters = {f"{name}_{index}": value for index, value in enumerate(values)}
+    return ", ".join(f":{key}" for key in parameters), parameters
+
+
+def _delete_open_tail(connection: Connection, namespace: str, keys: list[str]) -> None:
+    marks, parameters = _listed("key", keys)
+    sql = f'DELETE FROM messages WHERE "namespace" = :namespace AND "id" IN ({marks}) AND "block_id" IS NULL'
+    connection.exec_driver_sql(driver_sql(connection, sql), {"namespace": namespace, **parameters})
+
+
+def _delete_stale_block_messages(connection: Connection, namespace: str, block: str, keep: list[str]) -> None:
+    """A written block's messages that it no longer holds."""
+    marks, parameters = _listed("keep", keep)
+    kept = f' AND "id" NOT IN ({marks})' if keep else ""
+    sql = f'DELETE FROM messages WHERE "namespace" = :namespace AND "block_id" = :block{kept}'
+    connection.exec_driver_sql(driver_sql(connection, sql), {"namespace": namespace, "block": block, **parameters})
 
 
 def _grouped(pairs: Iterable[Any]) -> dict[str, list[str]]:
@@ -220,7 +239,7 @@ class SectionStore:
         table, key_column, _order, base = self._listing(self._check(section, change=True))
         if section == "openTail":  # sealing deletes from the open tail: plain SQL, nothing to compile
             for chunk in chunks(keys):
-                connection.execute(_OPEN_TAIL_DELETE, {"namespace": namespace, "keys": chunk})
+                _delete_open_tail(connection, namespace, chunk)
             return
         for chunk in chunks(keys):
             connection.execute(
@@ -573,7 +592,7 @@ class SectionStore:
         rows = []
         for block in records:
             message_ids = [message["id"] for message in block["l5Raw"]]
-            connection.execute(_STALE_BLOCK_MESSAGES, {"namespace": namespace, "block": block["id"], "keep": message_ids})
+            _delete_stale_block_messages(connection, namespace, block["id"], message_ids)
             rows += [
                 rec.message_row(namespace, message, block["id"], position)
                 for position, message in enumerate(block["l5Raw"])

@@ -38,7 +38,6 @@ from sqlalchemy import (
     insert,
     inspect,
     select,
-    text,
     update,
 )
 from sqlalchemy.engine import URL, make_url
@@ -61,7 +60,7 @@ from stratagate.storage import bulk, files, migrations, records, schema, schema_
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
-from stratagate.storage.sections import SectionError, SectionStore
+from stratagate.storage.sections import SectionError, SectionStore, driver_sql
 from stratagate.timeutil import now_utc8
 
 WRITE_ORDER = (
@@ -181,15 +180,16 @@ class SqlBackend:
         return records
 
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
-        # Index lookups in one plain statement: a new process's first seal would otherwise spend more on
-        # compiling the query (about 30 ms) than on running it. No thread is stored as NULL or '' (foreign
-        # files): one equality each, as `IS NULL OR = ''` would scan the namespace's blocks.
+        # Index lookups in one statement sent to the driver as it is: a new process's first seal would
+        # otherwise spend more on compiling the query than on running it. No thread is stored as NULL or ''
+        # (foreign files): one equality each, as `IS NULL OR = ''` would scan the namespace's blocks.
         # PostgreSQL's text columns use the "C" collation; a parameter compared in another would miss the indexes.
         c = ' COLLATE "C"' if self.dialect == "postgresql" else ""
         one, other = ("thread_id IS NULL", f"thread_id = ''{c}") if thread_id is None else (f"thread_id = :thread{c}", "1 = 0")
         with self._reading() as connection:
-            count, last, last_other, highest = connection.execute(
-                text(_BLOCK_TALLY.format(one=one, other=other, c=c)), {"namespace": namespace, "thread": thread_id}
+            sql = driver_sql(connection, _BLOCK_TALLY.format(one=one, other=other, c=c))
+            count, last, last_other, highest = connection.exec_driver_sql(
+                sql, {"namespace": namespace, "thread": thread_id}
             ).one()
         ends = [end for end in (last, last_other) if end is not None]
         return count or 0, max(ends) if ends else None, highest or 0
@@ -364,8 +364,14 @@ class SqlBackend:
                 if changes.upserts.get(section):
                     readded = frozenset(changes.deletes.get(section, ())) & upserted[section]
                     self._sections.write(connection, namespace, section, changes.upserts[section], readded)
+            # A sealed block's messages left the open tail when the block's rows took them over (their
+            # block_id is set): deleting them from it again would find nothing.
+            written = dict(upserted, openTail=upserted.get("openTail", set()) | {
+                message.get("id") for block in changes.upserts.get("blocks", []) if isinstance(block, dict)
+                for message in block.get("l5Raw") or () if isinstance(message, dict)
+            })
             for section in reversed(WRITE_ORDER):
-                doomed = [key for key in changes.deletes.get(section, ()) if key not in upserted.get(section, ())]
+                doomed = [key for key in changes.deletes.get(section, ()) if key not in written.get(section, ())]
                 if doomed:
                     self._sections.delete(connection, namespace, section, doomed)
             stored.keep_current(connection, namespace, expected_revision, changes.upserts.get("events", []),
