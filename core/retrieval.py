@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-import numpy as np
-
 from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
@@ -27,6 +25,7 @@ from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
 from stratagate.search.stored import StoredEventIndex
 from stratagate.search.stored.facets import ALL, StoredFacets, Subset, all_of
+from stratagate.search.stored.filtered import fused_head
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 
 RAW_BLOCKS_PER_READ = 64
@@ -403,14 +402,10 @@ class Retrieval:
         if filters:
             intersection = all_of(subset for _name, subset in filters)
             if tokens:
-                # The structured order reads every member's id, so BM25 names its hits from it too.
-                ordered = facets.ordered(intersection, temporal_intent, turn)
-                if ordered:
-                    names = dict(ordered)
-                    ranked = index.rank(query, allowed=np.fromiter(names, dtype=np.int64, count=len(names)),
-                                        ids_of=lambda found: [names[position] for position in found.tolist()])
-                    rankings = [("bm25", [key for key, _score in ranked]),
-                                ("structured", [item for _position, item in ordered])]
+                # RRF of BM25 and the structured order over the intersection, from the rankings' heads.
+                fused = fused_head(index, facets, query, intersection, temporal_intent, turn, size)
+                if fused is not None:
+                    return self._event_hits([(item, score, None) for item, score in fused])
             else:
                 head = structured(intersection, True)
                 if head:

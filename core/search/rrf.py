@@ -40,7 +40,7 @@ def fuse(rankings: Sequence[Sequence[str]], limit: int | None = None) -> list[Fu
         for rank, item_id in enumerate(ranking):
             scores[item_id] = scores.get(item_id, 0.0) + 1 / (RRF_K + rank + 1)
     positions = [_first_positions(ranking) for ranking in rankings]
-    return _sorted([_hit(item_id, score, positions) for item_id, score in scores.items()])
+    return sort_fused([_hit(item_id, score, positions) for item_id, score in scores.items()])
 
 
 def rrf_rank(rankings: Sequence[Sequence[str]], limit: int | None = None) -> list[tuple[str, float]]:
@@ -60,8 +60,9 @@ def _hit(item_id: str, score: float, positions: list[dict[str, int]]) -> FusedHi
     return FusedHit(item_id, score, ranks, min(rank for rank in ranks if rank is not None))
 
 
-def _sorted(hits: list[FusedHit]) -> list[FusedHit]:
-    """Sort by score and best rank; only hits tied on both need the (costlier) collation key."""
+def sort_fused(hits: list[FusedHit]) -> list[FusedHit]:
+    """The fused order: score descending, then best rank, then `localeCompare` of the id. Sort by score and
+    best rank; only hits tied on both need the (costlier) collation key."""
     hits.sort(key=lambda hit: (-hit.score, hit.best_rank))
     ordered: list[FusedHit] = []
     for _tie, group in itertools.groupby(hits, key=lambda hit: (hit.score, hit.best_rank)):
@@ -103,4 +104,4 @@ def _fuse_top(rankings: Sequence[Sequence[str]], limit: int) -> list[FusedHit]:
             kth_best = sorted((hit.score for hit in seen.values()), reverse=True)[limit - 1]
             if bound < kth_best:
                 break
-    return _sorted(list(seen.values()))[:limit]
+    return sort_fused(list(seen.values()))[:limit]

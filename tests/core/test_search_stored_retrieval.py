@@ -95,7 +95,8 @@ def test_the_weight_order_head_is_exact_across_weight_classes_and_ties(tmp_path:
                                                                       classes_in_one_case: int) -> None:
     """The empty query's head reads only the weight classes that can reach it: every limit must give the head
     of the full order, with classes of equal weight (pinned, fresh) and ties broken by updatedAt then position;
-    a query with words and a filter fuses the filtered set's full weight order (both ways of sorting it)."""
+    a query with words and a filter fuses the filtered set's weight order (and a soft filter's full order is
+    sorted both ways)."""
     monkeypatch.setattr(stored_facets, "_CLASSES_IN_ONE_CASE", classes_in_one_case)
     path = tmp_path / "memory.sqlite"
     clock = Clock("2026-03-02T01:00:00Z", step=timedelta(0))
@@ -121,3 +122,43 @@ def test_the_weight_order_head_is_exact_across_weight_classes_and_ties(tmp_path:
             for query in ("", "card"):
                 assert _hits(memory.search_events(query, participants=["alice"], limit=limit)) == _hits(
                     memory.search_events(query, participants=["alice"], limit=limit, explain=True))
+
+
+def test_a_filtered_query_fuses_only_the_rankings_heads_exactly(tmp_path: Path) -> None:
+    """With more filtered candidates than the fusion reads of either ranking (RRF_K + 2·limit), many BM25
+    scores tied (the same text in documents of the same length), weights in several classes (pinned and
+    fresh ones equal) and equal chronology, every limit and structured order gives the hits and scores of
+    the full fusion, in the writing process and in a read-only one."""
+    path = tmp_path / "memory.sqlite"
+    clock = Clock("2026-03-02T01:00:00Z", step=timedelta(0))
+    texts = ["launch budget", "budget launch", "launch", "launch launch trip", "trip meeting", "meeting"]
+    queries = [("launch", {"participants": ["alice"]}), ("launch trip", {"participants": ["alice"]}),
+               ("budget", {"happened_from": "2025-01-05", "happened_to": "2025-02-20"}),
+               ("meeting launch", {"participants": ["alice"], "temporal_intent": "latest"}),
+               ("launch", {"happened_from": "2025-01-01", "happened_to": "2025-03-01", "temporal_intent": "first"})]
+    with stratagate.open(path, "ns", block_turn_size=1, now=clock) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for number in range(220):
+            if number % 11 == 0:
+                clock.advance(minutes=1)
+            if number % 40 == 0:
+                memory.append_turn("another turn", "reply")
+            day = f"2025-{1 + number % 3:02d}-{1 + number % 28:02d}"
+            event = memory.add_event(texts[number % len(texts)], "summary", source_block_id=block_id,
+                                     temporal={"participants": ["Alice"] if number % 5 else ["Bob"],
+                                               "happenedStart": day, "happenedEnd": day})
+            if number % 6 == 0:
+                memory.record_memory_use(event_ids=[event.id], receipt_id=f"use {number}")
+            if number % 13 == 0:
+                memory.pin_event(event.id)
+        memory.append_turn("a later turn", "reply")
+        expected = {(number, limit): _hits(memory.search_events(query, limit=limit, explain=True, **options))
+                    for number, (query, options) in enumerate(queries) for limit in (1, 6, 20)}
+        for (number, limit), hits in expected.items():
+            query, options = queries[number]
+            assert _hits(memory.search_events(query, limit=limit, **options)) == hits
+    with stratagate.open(path, "ns", read_only=True) as reader:
+        for (number, limit), hits in expected.items():
+            query, options = queries[number]
+            assert _hits(reader.search_events(query, limit=limit, **options)) == hits

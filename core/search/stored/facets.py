@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 from sqlalchemy import Connection
 
 from stratagate.search.stored.ranking import StoredEventIndex
@@ -42,6 +43,9 @@ class Subset:
 
     sql: str
     values: tuple = ()
+    direct: str | None = None
+    """A SELECT of the subset's positions (repeats allowed) with the same `values`, cheaper than the condition
+    when the subset is read on its own."""
 
 
 ALL = Subset("1 = 1")
@@ -50,6 +54,8 @@ NONE = Subset("1 = 0")
 
 def all_of(subsets: Iterable[Subset]) -> Subset:
     parts = list(subsets)
+    if len(parts) == 1:
+        return parts[0]
     return Subset(" AND ".join(f"({part.sql})" for part in parts), tuple(v for part in parts for v in part.values))
 
 
@@ -76,6 +82,10 @@ class StoredFacets:
         self.namespace = index.namespace
         self._classes_at = -1
         self._classes: dict[Subset, list[tuple[WeightClass, int]]] = {}
+        self._places_at: tuple[int, int] | None = None
+        self._places: dict[object, np.ndarray] = {}
+        self._longest_at = -1
+        self._longest: float | None = None
 
     # filters -----------------------------------------------------------------------------------------------
     def with_participants(self, wanted: list[str]) -> Subset:
@@ -87,8 +97,9 @@ class StoredFacets:
             matching = [name for name in names if _matches(name, requested)]
             if not matching:
                 return NONE
-            parts.append(Subset(f"position IN (SELECT position FROM search_participants WHERE namespace = ? "
-                                f"AND name IN ({marks(len(matching))}))", (self.namespace, *matching)))
+            direct = (f"SELECT position FROM search_participants WHERE namespace = ? "
+                      f"AND name IN ({marks(len(matching))})")
+            parts.append(Subset(f"position IN ({direct})", (self.namespace, *matching), direct))
         return all_of(parts)
 
     def with_event_type(self, requested: str) -> Subset:
@@ -104,12 +115,29 @@ class StoredFacets:
             return text
         return Subset(f"event_type IN ({marks(len(types))}) OR ({text.sql})", (*types, *text.values))
 
-    @staticmethod
-    def happened_within(low: float, high: float) -> Subset:
-        """Candidates whose happened interval (both ends parseable) overlaps [low, high] (NaN: none)."""
+    def happened_within(self, low: float, high: float) -> Subset:
+        """Candidates whose happened interval (both ends parseable) overlaps [low, high] (NaN: none).
+
+        An interval ending at or after `low` starts at or after `low` less the longest interval, so that
+        bound (lowered by a few ulps for the rounding of the differences) limits the happened index's range
+        to the intervals that can overlap, instead of every one starting before `high`."""
         if math.isnan(low) or math.isnan(high):
             return NONE
-        return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
+        with self._connect() as connection:
+            longest = self._longest_interval(connection)
+        if longest is None or not math.isfinite(low) or not math.isfinite(longest):
+            return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
+        start = low - longest - 4 * (math.ulp(low) + math.ulp(longest))
+        return Subset("happened_start <= ? AND happened_end >= ? AND happened_start >= ?", (high, low, start))
+
+    def _longest_interval(self, connection: Connection) -> float | None:
+        """The longest happened interval (end - start) of the namespace's candidates, once per revision."""
+        revision = self._revision(connection)
+        if self._longest_at != revision:
+            sql = "SELECT max(happened_end - happened_start) FROM search_events WHERE namespace = ?"
+            self._longest = driver_rows(connection, sql, (self.namespace,))[0][0]
+            self._longest_at = revision
+        return self._longest
 
     # reads -------------------------------------------------------------------------------------------------
     def structured(self, subset: Subset, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
@@ -125,13 +153,64 @@ class StoredFacets:
             return self._weight_head(connection, subset, turn, top)
 
     def ordered(self, subset: Subset, temporal_intent: object, turn: int) -> list[tuple[int, str]]:
-        """(position, id) of all of `subset` in the structured order (see `structured`): the positions let a
-        caller name other rankings of the same candidates without reading their ids again."""
+        """(position, id) of all of `subset` in the structured order (see `structured`)."""
         with self._connect() as connection:
             if temporal_intent in ("first", "latest"):
                 direction = " DESC" if temporal_intent == "latest" else ""
                 return self._select(connection, "position, event_id", subset, f"chronology_key{direction}, position")
             return self._weight_ordered(connection, subset, turn)
+
+    def positions(self, connection: Connection, subset: Subset) -> np.ndarray:
+        """The subset's positions, in no particular order."""
+        if subset.direct is not None:
+            rows = driver_rows(connection, subset.direct, subset.values)
+            return np.unique(np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)))
+        rows = self._select(connection, "position", subset)
+        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+    def places(self, connection: Connection, temporal_intent: object, turn: int) -> np.ndarray:
+        """Every candidate's place in the structured order of all candidates (see `structured`), indexed by
+        position (-1 where no candidate is): a subset's order is its positions sorted by place. Read once per
+        revision and turn, positions only, from the order's indexes."""
+        revision = self._revision(connection)
+        if self._places_at != (revision, turn):
+            self._places_at, self._places = (revision, turn), {}
+        kind = temporal_intent if temporal_intent in ("first", "latest") else "weight"
+        if kind not in self._places:
+            if kind == "weight":
+                order = self._weight_positions(connection, turn)
+            else:
+                direction = " DESC" if kind == "latest" else ""
+                order = np.fromiter((row[0] for row in self._select(
+                    connection, "position", ALL, f"chronology_key{direction}, position")), dtype=np.int64)
+            places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int64)
+            places[order] = np.arange(len(order))
+            self._places[kind] = places
+        return self._places[kind]
+
+    def _weight_positions(self, connection: Connection, turn: int) -> np.ndarray:
+        """Every candidate's position in the weight order at `turn`. The weight index lists each class's rows
+        in the order of its ties (updatedAt descending, then position), so a class alone at its weight is a
+        slice of one index scan; only classes of equal weight are merged, by their rows' updatedAt."""
+        index_order = "mention_count, last_adopted_turn, pinned, floor_weight, forced_cap"
+        classes = [(tuple(row[:5]), row[5]) for row in driver_rows(
+            connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
+                        f"GROUP BY {index_order} ORDER BY {index_order}", (self.namespace,))]
+        scanned = np.fromiter((row[0] for row in self._select(
+            connection, "position", ALL, f"{index_order}, updated_key DESC, position")), dtype=np.int64)
+        starts = np.cumsum([0] + [count for _key, count in classes])
+        by_weight: dict[float, list[int]] = {}
+        for number, (key, _count) in enumerate(classes):
+            by_weight.setdefault(class_weight(key, turn), []).append(number)  # type: ignore[arg-type]
+        parts = []
+        for weight in sorted(by_weight, reverse=True):
+            numbers = by_weight[weight]
+            if len(numbers) == 1:
+                parts.append(scanned[starts[numbers[0]]:starts[numbers[0] + 1]])
+            else:
+                rows = self._class_rows(connection, ALL, [classes[number][0] for number in numbers], None)
+                parts.append(np.array([row[0] for row in _by_weight(rows, turn)], dtype=np.int64))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def _weight_ordered(self, connection: Connection, subset: Subset, turn: int) -> list[tuple[int, str]]:
         """The subset's (position, id) in the weight order, sorted by the database: each weight class's place

@@ -6,7 +6,6 @@ query-term order with the same numpy operations."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,45 +29,50 @@ class StoredEventIndex:
         its holder asks the backend again for the index of the new revision."""
 
     def rank(self, query: str, allowed: np.ndarray | None = None, limit: int | None = None,
-             ids_of: Callable[[np.ndarray], list[str] | None] | None = None) -> list[tuple[str, float]]:
+             ) -> list[tuple[str, float]]:
         """(event id, score) with a positive score, best first, ties by `localeCompare` of the id then section
-        order; only documents at `allowed` positions when given (statistics stay those of every candidate).
-        `ids_of(positions)` names documents when it can (else they are read from the index)."""
-        terms = unique_query_terms(query)
-        if not terms or (limit is not None and limit <= 0) or (allowed is not None and not len(allowed)):
+        order; only documents at `allowed` positions when given (statistics stay those of every candidate)."""
+        if (limit is not None and limit <= 0) or (allowed is not None and not len(allowed)):
             return []
         with self.connect() as connection:
-            state = driver_rows(connection, "SELECT documents, total_length FROM search_index_state "
-                                            "WHERE namespace = ?", (self.namespace,))[0]
-            postings = self._postings(connection, terms)
-            documents, total_length = state
-            if not documents or not postings:
-                return []
-            mean_length = average_length(total_length, documents)
-            size = 1 + max((int(triples[:, 0].max()) for _count, triples in postings if len(triples)), default=-1)
-            totals = np.zeros(size, dtype=np.float64)
-            for count, triples in postings:
-                totals[triples[:, 0]] += contributions(idf(documents, count), triples[:, 1],
-                                                       triples[:, 2].astype(np.float64), mean_length)
-            positions = np.flatnonzero(totals)
-            if allowed is not None:
-                positions = positions[np.isin(positions, allowed)]
-            scores = totals[positions]
-            if limit is not None and len(positions) > limit:
-                # Everything that scores at least the limit-th best score, ties at the boundary included.
-                threshold = -np.partition(-scores, limit - 1)[limit - 1]
-                keep = scores >= threshold
-                positions, scores = positions[keep], scores[keep]
-            order = np.argsort(-scores, kind="stable")
-            positions, scores = positions[order], scores[order]
-            ids = ids_of(positions) if ids_of is not None else None
-            if ids is None:
-                ids = self.ids(connection, positions)
+            positions, scores = self.scored(connection, query, allowed, limit)
+            ids = self.ids(connection, positions)
         pairs = list(zip(ids, scores.tolist(), strict=True))
         # Only runs of equal scores need the collation keys; the sort is stable, so position breaks their ties.
         tied = np.flatnonzero(scores[1:] == scores[:-1]).tolist()
         sort_tied_runs(pairs, tied, key=lambda pair: locale_compare_key(pair[0]))
         return pairs if limit is None else pairs[:limit]
+
+    def scored(self, connection: Connection, query: str, allowed: np.ndarray | None = None,
+               limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, scores) of the documents the query scores (only at `allowed` positions when given), by
+        score descending then position: `rank`'s order before runs of equal scores are sorted by id. With
+        `limit`, only those scoring at least the limit-th best score (ties at the boundary included)."""
+        terms = unique_query_terms(query)
+        nothing = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        if not terms or (allowed is not None and not len(allowed)):
+            return nothing
+        documents, total_length = driver_rows(connection, "SELECT documents, total_length "
+                                                          "FROM search_index_state WHERE namespace = ?",
+                                              (self.namespace,))[0]
+        postings = self._postings(connection, terms)
+        if not documents or not postings:
+            return nothing
+        mean_length = average_length(total_length, documents)
+        size = 1 + max((int(triples[:, 0].max()) for _count, triples in postings if len(triples)), default=-1)
+        totals = np.zeros(size, dtype=np.float64)
+        for count, triples in postings:
+            totals[triples[:, 0]] += contributions(idf(documents, count), triples[:, 1],
+                                                   triples[:, 2].astype(np.float64), mean_length)
+        positions = np.flatnonzero(totals)
+        if allowed is not None:
+            positions = positions[np.isin(positions, allowed)]
+        scores = totals[positions]
+        if limit is not None and len(positions) > limit:
+            keep = scores >= -np.partition(-scores, limit - 1)[limit - 1]
+            positions, scores = positions[keep], scores[keep]
+        order = np.argsort(-scores, kind="stable")
+        return positions[order], scores[order]
 
     def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
         """(document frequency, current triples) of each indexed query term, in query order."""
