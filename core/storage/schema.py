@@ -10,10 +10,13 @@ Column names, order, nullability and keys follow the consolidated v7 DDL (refere
 
 JSON columns stay TEXT on both, so a snapshot round-trips byte for byte between them.
 
-Two indexes beyond the reference DDL: `events_position_idx (namespace, position, id)` covers listing 100k
+Indexes beyond the reference DDL: `events_position_idx (namespace, position, id)` covers listing 100k
 event ids in section order (no sort, no table lookups) and finding the last position when appending;
 `element_facts_element_idx (namespace, element_id, position)` finds one element's facts, and the position after
-its last one when a fact is appended, without reading every fact of the namespace.
+its last one when a fact is appended, without reading every fact of the namespace. A partial one,
+`events_inactive_idx (namespace, position, id, status) WHERE status != 'active'`, holds only the events that
+are not active, so live follow's census lists them without reading a million active ones; a v7 file written
+before it gets it at the first census of a writable open (`SqlBackend.key_statuses`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     UniqueConstraint,
+    literal_column,
 )
 
 SCHEMA_VERSION = 7
@@ -289,6 +293,20 @@ Index("messages_thread_idx", messages.c.namespace, messages.c.thread_id, message
 Index("blocks_thread_idx", blocks.c.namespace, blocks.c.thread_id, blocks.c.sequence)
 Index("events_position_idx", events.c.namespace, events.c.position, events.c.id)
 Index("element_facts_element_idx", element_facts.c.namespace, element_facts.c.element_id, element_facts.c.position)
+EVENT_NOT_ACTIVE = events.c.status != literal_column("'active'")
+"""The partial index's condition, written as a query must write it for SQLite to use that index (a literal,
+not a parameter)."""
+events_inactive_idx = Index(
+    "events_inactive_idx", events.c.namespace, events.c.position, events.c.id, events.c.status,
+    sqlite_where=EVENT_NOT_ACTIVE,
+)
+
+
+def use_postgresql() -> None:
+    """Give the partial index its condition on PostgreSQL too; called when a PostgreSQL database is opened.
+    Naming a PostgreSQL option here at import would load that dialect (asyncio and every driver's module)
+    into every process, SQLite ones included."""
+    events_inactive_idx.dialect_options["postgresql"]["where"] = EVENT_NOT_ACTIVE
 
 postgres_metadata = MetaData()
 stratagate_metadata = Table(

@@ -200,6 +200,8 @@ class SectionStore:
     def statuses(self, connection: Connection, namespace: str, section: str, wanted: list[str]) -> dict[str, str]:
         """Key → status of the records whose status is one of `wanted`, in one pass over the section."""
         table, key_column, order, base = self._listing(self._check(section))
+        if section == "events" and "active" not in wanted:
+            base = [*base, s.EVENT_NOT_ACTIVE]  # answered by the partial index of the events not active
         statement = select(key_column, table.c.status).where(
             table.c.namespace == namespace, table.c.status.in_(wanted), *base
         ).order_by(*order)

@@ -119,6 +119,8 @@ class SqlBackend:
         self._cached_state: tuple[str, int] | None = None
         self._held: Connection | None = None
         """The connection of an `exclusive` block: every read and write inside the block runs on it."""
+        self._inactive_indexed = False
+        """Whether `events_inactive_idx` is known to be there (`_ensure_inactive_index`)."""
 
     @property
     def file_sha256(self) -> str | None:
@@ -163,8 +165,24 @@ class SqlBackend:
             return self._sections.packed_keys(connection, namespace, section, where, order, limit)
 
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
+        if section == "events" and "active" not in statuses:
+            self._ensure_inactive_index()
         with self._reading() as connection:
             return self._sections.statuses(connection, namespace, section, statuses)
+
+    def _ensure_inactive_index(self) -> None:
+        """Create the partial index of events that are not active in a writable v7 database written before it
+        existed: once, one pass over the events. Without it (read-only opens, v5/v6 files, which must hold
+        only what the reference wrote) listing them reads every event."""
+        if self._inactive_indexed or self.read_only or self.legacy is not None or self._held is not None:
+            return
+        index = schema.events_inactive_idx
+        with self._reading() as connection:
+            present = inspect(connection).has_index("events", index.name)
+        if not present:
+            with self._writing("events_inactive_idx") as connection:
+                index.create(connection, checkfirst=True)
+        self._inactive_indexed = True
 
     def key_tail(self, namespace: str, section: str, known: int) -> tuple[int, list[str]]:
         with self._reading() as connection:
@@ -821,6 +839,7 @@ def immediate_transaction(engine: Engine) -> Iterator[Connection]:
 
 
 def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool) -> SqlBackend:
+    schema.use_postgresql()
     if url.drivername == "postgresql":
         url = url.set(drivername="postgresql+psycopg")
     location = url.render_as_string(hide_password=True)

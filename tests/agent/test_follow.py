@@ -55,3 +55,48 @@ def test_a_superseded_fact_and_event_are_counted() -> None:
     assert [item.text for item in summary.items] == ["1 event", "1 event superseded", "1 fact superseded"]
     (element,) = memory.list_elements()
     assert summary.items[2].ids == (element.id,)
+
+
+def _census_plan(database: Path) -> str:
+    import sqlite3
+
+    statement = ("SELECT id, status FROM events WHERE namespace = 'agent' "
+                 "AND status IN ('superseded', 'forgotten') AND status != 'active' ORDER BY position, id")
+    with sqlite3.connect(database) as connection:
+        return " ".join(row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}"))
+
+
+def _has_inactive_index(database: Path) -> bool:
+    import sqlite3
+
+    with sqlite3.connect(database) as connection:
+        found = connection.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events_inactive_idx'")
+        return found.fetchone()[0] == 1
+
+
+def test_the_census_reads_the_events_that_are_not_active_from_their_partial_index(tmp_path: Path) -> None:
+    import sqlite3
+
+    database = tmp_path / "m.sqlite"
+    with stratagate.open(database, "agent", block_turn_size=1) as memory:
+        memory.append_turn("hello", "hi")
+        (block,) = memory.list_blocks()
+        events = [memory.add_event(f"Event {number}", source_block_id=block.id) for number in range(4)]
+        memory.forget_event(events[1].id)
+        memory.add_event("Event 0, corrected", source_block_id=block.id, supersedes=[events[0].id])
+    assert _has_inactive_index(database) and "COVERING INDEX events_inactive_idx" in _census_plan(database)
+    expected = {events[0].id: "superseded", events[1].id: "forgotten"}
+
+    # A v7 file written before the index existed: a read-only open lists the same events without it (and
+    # never writes), a writable open creates it at its first census.
+    with sqlite3.connect(database) as connection:
+        connection.execute("DROP INDEX events_inactive_idx")
+    with stratagate.open(database, "agent", read_only=True) as reader:
+        assert take_census(reader.backend, "agent").events == expected
+    assert not _has_inactive_index(database)
+    with stratagate.open(database, "agent") as memory:
+        assert take_census(memory.backend, "agent").events == expected
+    assert _has_inactive_index(database)
+    with stratagate.open(database, "agent") as memory:  # the index is one the writable open expects
+        memory.forget_event(events[2].id)
+        assert take_census(memory.backend, "agent").events == {**expected, events[2].id: "forgotten"}

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.exc import DBAPIError
 
 from stratagate import journal
@@ -191,6 +191,31 @@ def test_key_tail_counts_a_section_and_lists_only_the_keys_past_a_count(
     with_superseded = [element["id"] for element in snapshot["elements"]
                        if any(fact.get("status") == "superseded" for fact in element.get("facts", []))]
     assert backend.query_keys(NS, "elements", {"factStatus": "superseded"}) == with_superseded
+
+
+def test_key_statuses_lists_the_events_not_active_and_creates_their_index_where_it_is_missing(
+    database: str, reference_v7: dict[str, Any]
+) -> None:
+    snapshot = copy.deepcopy(reference_v7["snapshot"])
+    for event_record, status in zip(snapshot["events"], ("forgotten", "archived"), strict=False):
+        event_record["status"] = status
+    expected = {record["id"]: record["status"] for record in snapshot["events"]
+                if record["status"] != "active"}
+    assert len(expected) >= 2
+    backend = open_backend(database)
+    backend.import_namespace(NS, snapshot, 1)
+    with backend.engine.begin() as connection:  # as a v7 database written before the index existed
+        connection.exec_driver_sql("DROP INDEX events_inactive_idx")
+    backend.close()
+    backend = open_backend(database)
+    try:
+        assert backend.key_statuses(NS, "events", ["superseded", "forgotten", "archived"]) == expected
+        with backend.engine.connect() as connection:
+            assert inspect(connection).has_index("events", "events_inactive_idx")
+        assert backend.key_statuses(NS, "events", ["active"]) == {
+            record["id"]: "active" for record in snapshot["events"] if record["status"] == "active"}
+    finally:
+        backend.close()
 
 
 def test_model_response_history_keeps_the_last_five(backend: SqlBackend) -> None:
