@@ -23,6 +23,7 @@ from sqlalchemy import (
     LargeBinary,
     Select,
     Table,
+    bindparam,
     cast,
     delete,
     exists,
@@ -65,6 +66,17 @@ def _in_order(keys: list[str] | None, *order) -> list:
     """ORDER BY for a whole section; none for a keyed read (the caller orders by the keys asked, and an ORDER BY
     position would make SQLite walk the position index over the whole section instead of the keys)."""
     return list(order) if keys is None else []
+
+
+@cache
+def _keyed_event_reads() -> tuple[Any, Any]:
+    """The events at some ids and their sources (`_read_events` with keys): no ORDER BY (see `_in_order`)."""
+    e, es = s.events, s.event_sources
+    keys = bindparam("keys", expanding=True)
+    return (select(e).where(e.c.namespace == bindparam("namespace"), e.c.id.in_(keys)),
+            select(es.c.event_id, es.c.message_id)
+            .where(es.c.namespace == bindparam("namespace"), es.c.event_id.in_(keys))
+            .order_by(es.c.event_id, es.c.position))
 
 
 def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -136,12 +148,15 @@ class SectionStore:
         self.hide_pending_blocks = hide_pending_blocks
         self.legacy = legacy
         """Set for a v5/v6 file kept in its own schema: blocks are read and written in its columns."""
+        self._reader_of: dict[str, Callable[[Connection, str, list[str] | None], list[Record]]] | None = None
 
     # -- public entry points ---------------------------------------------------------------------------
 
     def read(self, connection: Connection, namespace: str, section: str, keys: list[str] | None) -> list[Record]:
         """Records of a section in section order; all of them when `keys` is None."""
-        reader = self._readers()[self._check(section)]
+        if self._reader_of is None:  # built once: building readers builds every section's statements' parts
+            self._reader_of = self._readers()
+        reader = self._reader_of[self._check(section)]
         if keys is None:
             return reader(connection, namespace, None)
         found: dict[str, Record] = {}
@@ -456,15 +471,18 @@ class SectionStore:
 
     def _read_events(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
         e, es = s.events, s.event_sources
+        if keys is not None:  # a search's hits: statements built once (building costs more than reading)
+            rows_by_keys, sources_by_keys = _keyed_event_reads()
+            rows = connection.execute(rows_by_keys, {"namespace": namespace, "keys": keys}).mappings().all()
+            sources = _grouped(connection.execute(sources_by_keys, {"namespace": namespace, "keys": keys}))
+            return [rec.event_record(row, sources.get(row["id"], [])) for row in rows]
         rows = connection.execute(
-            select(e)
-            .where(e.c.namespace == namespace, _key_filter(e.c.id, keys))
-            .order_by(*_in_order(keys, e.c.position, e.c.id))
+            select(e).where(e.c.namespace == namespace).order_by(e.c.position, e.c.id)
         ).mappings().all()
         sources = _grouped(
             connection.execute(
                 select(es.c.event_id, es.c.message_id)
-                .where(es.c.namespace == namespace, _key_filter(es.c.event_id, keys))
+                .where(es.c.namespace == namespace)
                 .order_by(es.c.event_id, es.c.position)
             )
         )

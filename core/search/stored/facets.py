@@ -28,7 +28,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from stratagate.search.stored.ranking import StoredEventIndex
-from stratagate.search.stored.tables import driver_rows, marks
+from stratagate.search.stored.tables import driver_rows, marks, ordered_positions, position_set
 from stratagate.weights import decay_lambda
 
 CLASS_COLUMNS = "pinned, floor_weight, forced_cap, mention_count, last_adopted_turn"
@@ -161,12 +161,11 @@ class StoredFacets:
             return self._weight_ordered(connection, subset, turn)
 
     def positions(self, connection: Connection, subset: Subset) -> np.ndarray:
-        """The subset's positions, in no particular order."""
+        """The subset's positions, ascending."""
         if subset.direct is not None:
-            rows = driver_rows(connection, subset.direct, subset.values)
-            return np.unique(np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)))
-        rows = self._select(connection, "position", subset)
-        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            return position_set(connection, subset.direct, subset.values)
+        sql = f"SELECT position FROM search_events WHERE namespace = ? AND ({subset.sql})"
+        return position_set(connection, sql, (self.namespace, *subset.values))
 
     def places(self, connection: Connection, temporal_intent: object, turn: int) -> np.ndarray:
         """Every candidate's place in the structured order of all candidates (see `structured`), indexed by
@@ -181,8 +180,9 @@ class StoredFacets:
                 order = self._weight_positions(connection, turn)
             else:
                 direction = " DESC" if kind == "latest" else ""
-                order = np.fromiter((row[0] for row in self._select(
-                    connection, "position", ALL, f"chronology_key{direction}, position")), dtype=np.int64)
+                sql = (f"SELECT position FROM search_events WHERE namespace = ? "
+                       f"ORDER BY chronology_key{direction}, position")
+                order = ordered_positions(connection, sql, (self.namespace,))
             places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int64)
             places[order] = np.arange(len(order))
             self._places[kind] = places
@@ -196,8 +196,9 @@ class StoredFacets:
         classes = [(tuple(row[:5]), row[5]) for row in driver_rows(
             connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
                         f"GROUP BY {index_order} ORDER BY {index_order}", (self.namespace,))]
-        scanned = np.fromiter((row[0] for row in self._select(
-            connection, "position", ALL, f"{index_order}, updated_key DESC, position")), dtype=np.int64)
+        scanned = ordered_positions(connection, f"SELECT position FROM search_events WHERE namespace = ? "
+                                                f"ORDER BY {index_order}, updated_key DESC, position",
+                                    (self.namespace,))
         starts = np.cumsum([0] + [count for _key, count in classes])
         by_weight: dict[float, list[int]] = {}
         for number, (key, _count) in enumerate(classes):

@@ -49,7 +49,8 @@ def fused_head(index: StoredEventIndex, facets: StoredFacets, query: str, subset
         by_place = np.argsort(member_places)
         member_places = member_places[by_place]
         bm25 = _Bm25Order(*index.scored(connection, query, members))
-        candidates = np.unique(np.concatenate([members[by_place[:depth]], bm25.head(depth)]))
+        candidates = np.array(sorted({*members[by_place[:depth]].tolist(), *bm25.head(depth).tolist()}),
+                              dtype=np.int64)
         structured = np.searchsorted(member_places, places[candidates]).tolist()
         runs = bm25.runs(candidates)
         # Each candidate's worst and best possible score: its BM25 rank at the end or the start of its run.

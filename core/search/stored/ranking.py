@@ -28,14 +28,13 @@ class StoredEventIndex:
         """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
         its holder asks the backend again for the index of the new revision."""
 
-    def rank(self, query: str, allowed: np.ndarray | None = None, limit: int | None = None,
-             ) -> list[tuple[str, float]]:
+    def rank(self, query: str, limit: int | None = None) -> list[tuple[str, float]]:
         """(event id, score) with a positive score, best first, ties by `localeCompare` of the id then section
-        order; only documents at `allowed` positions when given (statistics stay those of every candidate)."""
-        if (limit is not None and limit <= 0) or (allowed is not None and not len(allowed)):
+        order."""
+        if limit is not None and limit <= 0:
             return []
         with self.connect() as connection:
-            positions, scores = self.scored(connection, query, allowed, limit)
+            positions, scores = self.scored(connection, query, limit=limit)
             ids = self.ids(connection, positions)
         pairs = list(zip(ids, scores.tolist(), strict=True))
         # Only runs of equal scores need the collation keys; the sort is stable, so position breaks their ties.
@@ -45,9 +44,10 @@ class StoredEventIndex:
 
     def scored(self, connection: Connection, query: str, allowed: np.ndarray | None = None,
                limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(positions, scores) of the documents the query scores (only at `allowed` positions when given), by
-        score descending then position: `rank`'s order before runs of equal scores are sorted by id. With
-        `limit`, only those scoring at least the limit-th best score (ties at the boundary included)."""
+        """(positions, scores) of the documents the query scores (only at `allowed` positions, ascending and
+        distinct, when given), by score descending then position: `rank`'s order before runs of equal scores
+        are sorted by id. With `limit`, only those scoring at least the limit-th best score (ties at the
+        boundary included)."""
         terms = unique_query_terms(query)
         nothing = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         if not terms or (allowed is not None and not len(allowed)):
@@ -64,9 +64,11 @@ class StoredEventIndex:
         for count, triples in postings:
             totals[triples[:, 0]] += contributions(idf(documents, count), triples[:, 1],
                                                    triples[:, 2].astype(np.float64), mean_length)
-        positions = np.flatnonzero(totals)
-        if allowed is not None:
-            positions = positions[np.isin(positions, allowed)]
+        if allowed is None:
+            positions = np.flatnonzero(totals)
+        else:
+            positions = allowed[allowed < size]
+            positions = positions[totals[positions] != 0]
         scores = totals[positions]
         if limit is not None and len(positions) > limit:
             keep = scores >= -np.partition(-scores, limit - 1)[limit - 1]

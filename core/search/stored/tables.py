@@ -7,6 +7,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import icu
+import numpy as np
 from sqlalchemy import Connection, Index, delete, inspect, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -59,6 +60,27 @@ def driver_rows(connection: Connection, sql: str, values: tuple | list) -> list[
         return cursor.fetchall()
     finally:
         cursor.close()
+
+
+def position_set(connection: Connection, sql: str, values: tuple | list) -> np.ndarray:
+    """The distinct `position` values of a SELECT (with `?` marks), ascending. The database joins them into
+    one text, parsed here at once: thousands of one-number rows cost more to fetch than to select."""
+    sqlite = connection.dialect.name == "sqlite"
+    join = "group_concat(position)" if sqlite else "string_agg(position::text, ',')"
+    text = driver_rows(connection, f"SELECT {join} FROM ({sql}) AS selected", values)[0][0]
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    found = np.sort(np.fromstring(text, dtype=np.int64, sep=","))
+    return found[np.concatenate(([True], found[1:] != found[:-1]))]
+
+
+def ordered_positions(connection: Connection, sql: str, values: tuple | list) -> np.ndarray:
+    """The `position` column of an ordered SELECT (with `?` marks), in its order. SQLite joins them into one
+    text (its aggregate reads an ordered subquery in order, as `SectionStore.packed_keys` relies on too)."""
+    if connection.dialect.name != "sqlite":
+        return np.array([row[0] for row in driver_rows(connection, sql, values)], dtype=np.int64)
+    text = driver_rows(connection, f"SELECT group_concat(position) FROM ({sql}) AS selected", values)[0][0]
+    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
 
 
 def marks(count: int) -> str:
