@@ -145,10 +145,11 @@ class EvictionRun:
     """One eviction run: batches journalled then turned into blobs, their shadow rows inserted by a worker
     thread in one transaction, and one durability point at the end (`syncfs`, commit, journal removed).
 
-    A second worker thread journals and rewrites each batch while the caller reads the next one (that is
-    mostly syscalls, which release the GIL). Use as a context manager: leaving it normally finishes the run;
-    leaving it by an exception rolls the rows back and leaves the journal for the next lock holder, who
-    finishes the run.
+    A second worker thread rewrites each batch while the caller reads the next one (the rewrite is mostly
+    syscalls, which release the GIL). The caller appends each batch's journal section itself: in the
+    rewriter that append, waiting for the GIL between its writes, made the caller wait longer for it. Use
+    as a context manager: leaving it normally finishes the run; leaving it by an exception rolls the rows
+    back and leaves the journal for the next lock holder, who finishes the run.
     """
 
     def __init__(self, journal: Path, shadow: ShadowIndex):
@@ -160,7 +161,6 @@ class EvictionRun:
         self._handed: list[tuple[Future, list[StagedBlob], FolderDescriptors]] = []
         self._not_archived: list[str] = []  # shadow ids of files skipped because they changed
         self._writeback: threading.Thread | None = None
-        self._failed = False  # set by the rewriter: later batches are neither journalled nor touched
 
     def __enter__(self) -> EvictionRun:
         return self
@@ -172,8 +172,7 @@ class EvictionRun:
             self._abandon()
 
     def archive(self, batch: list[StagedBlob], folders: FolderDescriptors) -> Future[dict[str, str]]:
-        """Hand the batch to the rewriter, which journals it, rewrites it and closes its descriptors and
-        `folders`.
+        """Journal the batch and hand it to the rewriter, which closes its descriptors and `folders`.
 
         The result: the files skipped because they changed since they were read (path → why); they stay
         in cooled, untouched, and their shadow rows are dropped before the commit.
@@ -182,6 +181,7 @@ class EvictionRun:
             if self._handle is None:
                 self._handle = create_journal(self._journal)
                 self._rows = self._shadow.add_in_background()
+            append_batch(self._handle, batch)
             assert self._rows is not None
             self._rows.add([staged.row for staged in batch])
         except BaseException:
@@ -196,14 +196,8 @@ class EvictionRun:
     def _rewrite(self, batch: list[StagedBlob], folders: FolderDescriptors) -> dict[str, str]:
         assert self._handle is not None
         try:
-            if self._failed:  # a half-written section must stay the journal's last
-                raise StrataError("an earlier batch of this eviction failed; the next lock holder ends it")
-            append_batch(self._handle, batch)
             os.fsync(self._handle.fileno())  # the batch's section is durable before any file is touched
             skipped = _turn_into_blobs(batch)
-        except BaseException:
-            self._failed = True
-            raise
         finally:
             close_descriptors(batch)
             folders.close()
