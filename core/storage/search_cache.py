@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, update
 from sqlalchemy.engine import URL
 
 from stratagate.search import stored
+from stratagate.storage.search_tables import search_index_state
 
 
 def cache_directory() -> Path:
@@ -92,6 +95,66 @@ def open_cached_index(identity: str, namespace: str, revision: int, read_source:
     if not path.exists():
         _build(path, namespace, read_source, progress)
         _remove_older(path)
+    return CachedIndex(path)
+
+
+@contextmanager
+def _attached(path: Path, source: Path) -> Iterator[Connection]:
+    """A connection to the index file `path` with the SQLite file `source` attached: the index's changes read
+    the events' rows from `events`, which is then the source's."""
+    engine = _engine(path)
+    try:
+        with engine.connect() as connection:
+            # An attach must come before any transaction: it goes to the driver before SQLAlchemy begins one.
+            connection.connection.driver_connection.execute(  # type: ignore[union-attr]
+                "ATTACH DATABASE ? AS source", (str(source),))
+            yield connection
+    finally:
+        engine.dispose()
+
+
+def documents_before(cached: CachedIndex, source: Path, namespace: str, keys: list[str]) -> dict[str, Any]:
+    """`stored.indexed_before` for the cached index: called by a commit to `source` before it writes these
+    events (their documents are re-derived from the rows about to be replaced)."""
+    if not cached.path.exists():  # removed by another process's newer build (connecting would create it)
+        raise FileNotFoundError(cached.path)
+    with _attached(cached.path, source) as connection, connection.begin():
+        return stored.indexed_before(connection, namespace, keys)
+
+
+def advance(cached: CachedIndex, identity: str, namespace: str, revision: int, source: Path,
+            upserts: list[dict[str, Any]], deletes: list[str], before: dict[str, Any]) -> CachedIndex | None:
+    """The cache file of `revision + 1`, made from `cached` by applying the event changes of the commit that
+    moved the SQLite file `source` from `revision` to `revision + 1` (`before`: `documents_before` it wrote
+    them), as an in-database index is kept current; the older file is removed. `cached` may be the file of
+    an earlier revision when the commits since changed no event (the caller knows: they were its own). A copy
+    is changed, never the published file (another process may be reading it).
+
+    None when the file is no longer at `revision + 1` (another writer committed since, or the commit has not
+    ended yet): then the next search builds the index anew. The event positions are read from `source` in
+    the same transaction as that check, so they are the ones of `revision + 1`."""
+    path = _state_path(identity, namespace, revision + 1).with_suffix(".sqlite")
+    handle, temporary = tempfile.mkstemp(prefix=path.stem, suffix=".building", dir=path.parent)
+    os.close(handle)
+    try:
+        shutil.copyfile(cached.path, temporary)
+        with _attached(Path(temporary), source) as connection, connection.begin():
+            current = connection.exec_driver_sql(
+                "SELECT revision FROM source.memory_spaces WHERE namespace = ?", (namespace,)).scalar()
+            if current == revision + 1:
+                state = search_index_state
+                connection.execute(update(state).where(state.c.namespace == namespace).values(revision=revision))
+                stored.keep_current(connection, namespace, revision, upserts, deletes, before)
+            advanced = current == revision + 1 and stored.is_current(connection, namespace)
+        if not advanced:
+            Path(temporary).unlink(missing_ok=True)
+            return None
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    cached.close()
+    _remove_older(path)
     return CachedIndex(path)
 
 

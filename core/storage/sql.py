@@ -377,7 +377,9 @@ class SqlBackend:
                 for section, records in changes.upserts.items()
             }
             event_keys = [record.get("id") for record in changes.upserts.get("events", []) if isinstance(record, dict)]
-            indexed = stored.indexed_before(connection, namespace, event_keys + list(changes.deletes.get("events", [])))
+            event_keys += list(changes.deletes.get("events", []))
+            indexed = stored.indexed_before(connection, namespace, event_keys)
+            cached_before = self._cached_documents_before(namespace, expected_revision, event_keys)
             for section in WRITE_ORDER:
                 if changes.upserts.get(section):
                     readded = frozenset(changes.deletes.get(section, ())) & upserted[section]
@@ -398,7 +400,37 @@ class SqlBackend:
                 from stratagate.journal import append_entries
 
                 append_entries(connection, namespace, changes.journal)
+        if cached_before is not None:
+            self._advance_cached_index(namespace, expected_revision, changes, cached_before)
+        elif not event_keys and self._cached_state == (namespace, expected_revision) and self._held is None:
+            self._cached_state = (namespace, expected_revision + 1)  # no event changed: the index still holds
         return expected_revision + 1
+
+    def _cached_documents_before(self, namespace: str, revision: int, keys: list[str]) -> dict[str, Any] | None:
+        """In a commit to a v5/v6 file whose outside index this backend holds at `revision`, before its writes:
+        that index's documents of the events it writes (see `_advance_cached_index`); None otherwise."""
+        held = self._cached_index is not None and self._cached_state == (namespace, revision)
+        if not keys or not held or self._path is None:
+            return None
+        try:
+            return search_cache.documents_before(self._cached_index, self._path, namespace, keys)
+        except Exception:  # a cache that cannot be read is rebuilt at the next search; the commit goes on
+            return None
+
+    def _advance_cached_index(self, namespace: str, revision: int, changes: ChangeSet,
+                              before: dict[str, Any]) -> None:
+        """After a commit to a v5/v6 file (whose search index lives in the outside cache): move the cached
+        index to the new revision with the commit's event changes instead of rebuilding it at the next search.
+        When that cannot be done (another writer committed meanwhile), the next search rebuilds it."""
+        assert self._cached_index is not None and self._path is not None
+        upserts = [record for record in changes.upserts.get("events", []) if isinstance(record, dict)]
+        try:
+            advanced = search_cache.advance(self._cached_index, self._identity, namespace, revision, self._path,
+                                            upserts, list(changes.deletes.get("events", [])), before)
+        except Exception:  # the commit is stored: a cached index that could not follow it is rebuilt
+            return
+        if advanced is not None:
+            self._cached_index, self._cached_state = advanced, (namespace, revision + 1)
 
     def import_namespace(
         self,

@@ -197,3 +197,49 @@ def test_a_search_after_curating_a_v5_file_sees_the_curation(
         memory.restore_event("evt_51")
         assert "evt_51" in [hit.event.id for hit in memory.search_events("atlas")]
     assert len(list((tmp_path / "cache").rglob("*.sqlite"))) == 1  # the index of each older revision is gone
+
+
+def test_the_outside_index_of_a_writable_v5_file_follows_its_commits_without_a_rebuild(
+    reference_db_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stratagate.storage import search_cache
+
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    queries = ["Atlas", "Zeppelin", "deploy", "prefers", "project"]
+    with open_backend(reference_db_copy) as backend:
+        backend.event_search_index(NS)  # built once
+        monkeypatch.setattr(search_cache, "_build", lambda *_: pytest.fail("rebuilt the cached index"))
+        events = backend.load_section(NS, "events")
+        first, second = events[0], events[1]
+        changes = ChangeSet()
+        changes.upsert("events", {**first, "title": "Zeppelin"})
+        backend.commit(NS, changes, backend.load_space(NS)["revision"])
+        changes = ChangeSet()
+        changes.upsert("events", {**second, "status": "forgotten"})
+        backend.commit(NS, changes, backend.load_space(NS)["revision"])
+        backend.commit(NS, ChangeSet(space={"currentTurn": 99}), backend.load_space(NS)["revision"])
+        assert [key for key, _score in backend.event_search_index(NS).rank("Zeppelin")] == [first["id"]]
+        changes = ChangeSet()  # an event change after a commit that changed none
+        changes.upsert("events", {**events[2], "title": f"{events[2]['title']} Zeppelin"})
+        backend.commit(NS, changes, backend.load_space(NS)["revision"])
+        kept = {query: backend.event_search_index(NS).rank(query) for query in queries}
+        assert {key for key, _score in kept["Zeppelin"]} == {first["id"], events[2]["id"]}
+        assert second["id"] not in {key for ranked in kept.values() for key, _score in ranked}
+        assert len(list((tmp_path / "cache").rglob("*.sqlite"))) == 1
+    monkeypatch.undo()
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "fresh"))
+    with open_backend(reference_db_copy) as fresh:  # the same file's index built anew ranks alike
+        assert {query: fresh.event_search_index(NS).rank(query) for query in queries} == kept
+
+
+def test_a_writable_v5_files_outside_index_is_rebuilt_after_another_writers_commit(
+    reference_db_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    with open_backend(reference_db_copy) as viewer, open_backend(reference_db_copy) as other:
+        assert viewer.event_search_index(NS).rank("Zeppelin") == []
+        record = other.load_section(NS, "events")[0]
+        changes = ChangeSet()
+        changes.upsert("events", {**record, "title": "Zeppelin"})
+        other.commit(NS, changes, other.load_space(NS)["revision"])
+        assert [key for key, _score in viewer.event_search_index(NS).rank("Zeppelin")] == [record["id"]]
