@@ -208,7 +208,9 @@ def main() -> None:
         f"1,821 s. Sidecar after migrate {median['sidecar_bytes']:,.0f} bytes (one write); shadow DB after "
         f"eviction {median['shadow_bytes']:,.0f} bytes. The machine is shared with other jobs (one-minute load "
         f"average before the rename passes → after eviction, per run: {loads} on 2 cores), so single runs "
-        "vary; the ratios are taken within each run. CPU is the process's user + system time (all threads: "
+        "vary; the ratios are taken within each run (the table's ratios divide the medians of the runs' times; "
+        "the bold figures are the medians of each run's own ratio). CPU is the process's user + system time "
+        "(all threads: "
         "eviction's shadow inserts and rewrites run beside the main thread, so its wall time can be below "
         "its CPU time; the rename pass is one thread).\n"
     )

@@ -146,8 +146,8 @@ class EvictionRun:
     thread in one transaction, and one durability point at the end (`syncfs`, commit, journal removed).
 
     A second worker thread rewrites each batch while the caller reads the next one (the rewrite is mostly
-    syscalls, which release the GIL). The caller appends each batch's journal section itself: in the
-    rewriter that append, waiting for the GIL between its writes, made the caller wait longer for it. Use
+    syscalls, which release the GIL). The caller appends each batch's journal section itself: appending
+    in the rewriter (or a thread of its own) showed no gain and made the caller wait longer for rewrites. Use
     as a context manager: leaving it normally finishes the run; leaving it by an exception rolls the rows
     back and leaves the journal for the next lock holder, who finishes the run.
     """
