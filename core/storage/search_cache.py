@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event, update
 from sqlalchemy.engine import URL
@@ -51,8 +52,14 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _engine(path: Path) -> Engine:
-    engine = create_engine(URL.create("sqlite", database=str(path)))
+def _engine(path: Path, *, read_only: bool = False) -> Engine:
+    if read_only:
+        # Never creates the file: another process's newer build may have removed it, and an empty file put
+        # back in its place would then answer "no such table" instead of "unable to open".
+        url = URL.create("sqlite", database=f"file:{quote(str(path))}", query={"mode": "ro", "uri": "true"})
+    else:
+        url = URL.create("sqlite", database=str(path))
+    engine = create_engine(url)
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -70,7 +77,7 @@ class CachedIndex:
 
     def __init__(self, path: Path):
         self.path = path
-        self.engine = _engine(path)
+        self.engine = _engine(path, read_only=True)
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:

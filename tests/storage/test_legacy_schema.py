@@ -243,3 +243,24 @@ def test_a_writable_v5_files_outside_index_is_rebuilt_after_another_writers_comm
         changes.upsert("events", {**record, "title": "Zeppelin"})
         other.commit(NS, changes, other.load_space(NS)["revision"])
         assert [key for key, _score in viewer.event_search_index(NS).rank("Zeppelin")] == [record["id"]]
+
+
+def test_a_removed_cache_file_is_never_recreated_empty_by_a_reader(
+    reference_db_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process's newer build removes the older cache files of the same database.
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    from stratagate.storage.search_cache import CachedIndex
+
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    with stratagate.open(reference_db_copy, NS, read_only=True) as memory:
+        assert memory.search_events("atlas")
+    [path] = (tmp_path / "cache").rglob("*.sqlite")
+    path.unlink()
+    reader = CachedIndex(path)
+    with pytest.raises(OperationalError, match="unable to open"), reader.connect() as connection:
+        connection.execute(text("SELECT 1"))
+    reader.close()
+    assert not path.exists()
