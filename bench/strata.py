@@ -199,7 +199,7 @@ def main() -> None:
         "bookkeeping, no reading and no writing. Reference column: its own run on a 2-vCPU machine, from the "
         "spec (quadratic: the sidecar was rewritten per file).\n\n"
         f"{table}\n\n"
-        f"**migrate + evict = {lifecycle:.2f} s = {median['ratio']:.2f}× one rename pass** (per run: "
+        f"**migrate + evict {median['ratio']:.2f}× one rename pass** ({lifecycle:.2f} s; per run: "
         f"{runs_of('ratio')}; goal ≤ 3×); **evict alone {median['evict_ratio']:.2f}×** (per run: "
         f"{runs_of('evict_ratio')}; goal ≤ 2×); migrate alone {median['migrate_ratio']:.2f}×. In CPU time, "
         f"which the machine's load disturbs less: evict {median['evict_cpu_ratio']:.2f}× (per run: "
