@@ -21,7 +21,7 @@ Ties keep section order (position), the candidate order the reference's stable s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,10 +82,9 @@ class StoredFacets:
         self.namespace = index.namespace
         self._classes_at = -1
         self._classes: dict[Subset, list[tuple[WeightClass, int]]] = {}
-        self._places_at: tuple[int, int] | None = None
-        self._places: dict[object, np.ndarray] = {}
-        self._longest_at = -1
-        self._longest: float | None = None
+        self._kept_at = -1
+        self._kept: dict[tuple, object] = {}
+        """What the queries of one revision share (see `_kept_for`)."""
 
     # filters -----------------------------------------------------------------------------------------------
     def with_participants(self, wanted: list[str]) -> Subset:
@@ -124,20 +123,13 @@ class StoredFacets:
         if math.isnan(low) or math.isnan(high):
             return NONE
         with self._connect() as connection:
-            longest = self._longest_interval(connection)
+            sql = "SELECT max(happened_end - happened_start) FROM search_events WHERE namespace = ?"
+            longest = self._kept_for(connection, ("longest interval",),
+                                     lambda: driver_rows(connection, sql, (self.namespace,))[0][0])
         if longest is None or not math.isfinite(low) or not math.isfinite(longest):
             return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
         start = low - longest - 4 * (math.ulp(low) + math.ulp(longest))
         return Subset("happened_start <= ? AND happened_end >= ? AND happened_start >= ?", (high, low, start))
-
-    def _longest_interval(self, connection: Connection) -> float | None:
-        """The longest happened interval (end - start) of the namespace's candidates, once per revision."""
-        revision = self._revision(connection)
-        if self._longest_at != revision:
-            sql = "SELECT max(happened_end - happened_start) FROM search_events WHERE namespace = ?"
-            self._longest = driver_rows(connection, sql, (self.namespace,))[0][0]
-            self._longest_at = revision
-        return self._longest
 
     # reads -------------------------------------------------------------------------------------------------
     def structured(self, subset: Subset, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
@@ -171,22 +163,32 @@ class StoredFacets:
         """Every candidate's place in the structured order of all candidates (see `structured`), indexed by
         position (-1 where no candidate is): a subset's order is its positions sorted by place. Read once per
         revision and turn, positions only, from the order's indexes."""
+        if temporal_intent in ("first", "latest"):
+            return self._kept_for(connection, ("places", temporal_intent),  # type: ignore[return-value]
+                                  lambda: self._places(connection, temporal_intent))
+        return self._kept_for(connection, ("places", "weight", turn),  # type: ignore[return-value]
+                              lambda: self._places(connection, "weight", turn))
+
+    def _places(self, connection: Connection, kind: object, turn: int = 0) -> np.ndarray:
+        if kind == "weight":
+            order = self._weight_positions(connection, turn)
+        else:
+            direction = " DESC" if kind == "latest" else ""
+            sql = (f"SELECT position FROM search_events WHERE namespace = ? "
+                   f"ORDER BY chronology_key{direction}, position")
+            order = ordered_positions(connection, sql, (self.namespace,))
+        places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int64)
+        places[order] = np.arange(len(order))
+        return places
+
+    def _kept_for(self, connection: Connection, key: tuple, compute: Callable[[], object]) -> object:
+        """`compute()`, kept until the index moves to another revision."""
         revision = self._revision(connection)
-        if self._places_at != (revision, turn):
-            self._places_at, self._places = (revision, turn), {}
-        kind = temporal_intent if temporal_intent in ("first", "latest") else "weight"
-        if kind not in self._places:
-            if kind == "weight":
-                order = self._weight_positions(connection, turn)
-            else:
-                direction = " DESC" if kind == "latest" else ""
-                sql = (f"SELECT position FROM search_events WHERE namespace = ? "
-                       f"ORDER BY chronology_key{direction}, position")
-                order = ordered_positions(connection, sql, (self.namespace,))
-            places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int64)
-            places[order] = np.arange(len(order))
-            self._places[kind] = places
-        return self._places[kind]
+        if self._kept_at != revision:
+            self._kept_at, self._kept = revision, {}
+        if key not in self._kept:
+            self._kept[key] = compute()
+        return self._kept[key]
 
     def _weight_positions(self, connection: Connection, turn: int) -> np.ndarray:
         """Every candidate's position in the weight order at `turn`. The weight index lists each class's rows
@@ -304,14 +306,16 @@ class StoredFacets:
         return driver_rows(connection, sql, (self.namespace, *subset.values))
 
     def _distinct(self, connection: Connection, table: str, column: str) -> list[str]:
-        """The column's distinct values in the namespace by a loose index scan: one index seek per value."""
+        """The column's distinct values in the namespace by a loose index scan (one index seek per value),
+        kept for the revision."""
         collate = "" if connection.dialect.name == "sqlite" else ' COLLATE "C"'
-        return [row[0] for row in driver_rows(connection, (
+        return self._kept_for(connection, ("distinct", table, column), lambda: [  # type: ignore[return-value]
+            row[0] for row in driver_rows(connection, (
             f"WITH RECURSIVE seen(value) AS ("
             f"SELECT (SELECT min({column}) FROM {table} WHERE namespace = ?){collate} UNION ALL "
             f"SELECT (SELECT min({column}) FROM {table} WHERE namespace = ? AND {column} > seen.value){collate} "
             f"FROM seen WHERE seen.value IS NOT NULL) SELECT value FROM seen WHERE value IS NOT NULL"),
-            (self.namespace, self.namespace))]
+            (self.namespace, self.namespace))])
 
 
 def _by_weight(rows: list[tuple], turn: int) -> list[tuple]:
