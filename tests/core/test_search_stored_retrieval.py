@@ -162,3 +162,22 @@ def test_a_filtered_query_fuses_only_the_rankings_heads_exactly(tmp_path: Path) 
         for (number, limit), hits in expected.items():
             query, options = queries[number]
             assert _hits(reader.search_events(query, limit=limit, **options)) == hits
+
+
+def test_a_long_lived_reader_keeps_a_bounded_number_of_filter_subsets(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stored_facets, "KEPT_SUBSETS", 2)
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        names = ["Alice", "Bruno", "Chen", "Dana"]
+        for name in names:
+            memory.add_event(f"{name}'s card", "summary", source_block_id=block_id,
+                             temporal={"participants": [name]})
+    with stratagate.open(path, "ns", read_only=True) as reader:
+        for _round in range(2):
+            for name in names:
+                hits = reader.search_events("", participants=[name.lower()])
+                assert [hit.event.title for hit in hits] == [f"{name}'s card"]
+        assert len(reader._retrieval._facets._classes) == 2

@@ -74,6 +74,10 @@ def class_weight(weight_class: WeightClass, turn: int) -> float:
     return decayed if forced_cap is None else min(decayed, forced_cap)
 
 
+KEPT_SUBSETS = 256
+"""How many filter subsets' weight classes one revision keeps (the oldest asked goes first)."""
+
+
 class StoredFacets:
     """Filters and structured orders over one namespace's stored candidates (see the module docstring)."""
 
@@ -273,6 +277,8 @@ class StoredFacets:
         if self._classes_at != revision:
             self._classes_at, self._classes = revision, {}
         if subset not in self._classes:
+            if len(self._classes) >= KEPT_SUBSETS:  # a long-lived process asks for ever new filter mixes
+                del self._classes[next(iter(self._classes))]
             self._classes[subset] = [(tuple(row[:5]), row[5]) for row in driver_rows(  # type: ignore[misc]
                 connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
                             # In the weight index's column order, so its scan groups them without a sort.
