@@ -47,8 +47,8 @@ from stratagate.storage.sql import open_backend
 ELEMENTS_NAMESPACE = "bench:elements"
 FACTS_PER_ELEMENT = 5
 TYPES = ("person", "project", "place", "tool", "team", "topic")
-FORMAT = 1
-"""Bump when the generated content changes, so cached files are rebuilt."""
+FORMAT = 2
+"""Bump when the generated content changes, so cached files are rebuilt (2: with the element index)."""
 
 
 def _word(rng: random.Random) -> str:

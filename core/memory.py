@@ -64,6 +64,7 @@ from stratagate.model import (
 from stratagate.raw_search import MemoryTurnSearch, RankedRawHit
 from stratagate.retrieval import ElementHit, EventHit, RawHit, Retrieval, SearchHits
 from stratagate.search.stored import StoredEventIndex
+from stratagate.search.stored_facts import StoredFactIndex
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
@@ -429,6 +430,12 @@ class StrataGate:
         """The storage's persistent event search index (None for in-memory storage), built once if missing;
         `progress(done, total)` reports that build."""
         return self._backend.event_search_index(self.namespace, progress)
+
+    def element_search_index(self, progress: Callable[[int, int], None] | None = None,
+                             ) -> StoredFactIndex | None:
+        """The storage's persistent element search index (None for in-memory storage), built once if missing;
+        `progress(facts done, total)` reports that build."""
+        return self._backend.element_search_index(self.namespace, progress)
 
     def get_elements(self, ids: Sequence[str]) -> list[Element]:
         """The elements for these ids (from memory when loaded, else fetched), in the order asked."""

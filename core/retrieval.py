@@ -15,17 +15,22 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+import numpy as np
+
 from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
-from stratagate.model import Block, Element, ElementFact, Event, Message
+from stratagate.model import EVENT_STATUSES, Block, Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
+from stratagate.search.explained import explain_stored_events, filter_mismatches
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
 from stratagate.search.stored import StoredEventIndex
-from stratagate.search.stored.facets import ALL, StoredFacets, Subset, all_of
+from stratagate.search.stored.facets import StoredFacets
 from stratagate.search.stored.filtered import fused_head
+from stratagate.search.stored_facts import StoredFactIndex
+from stratagate.search.subsets import ALL, Subset, all_of
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
 
 RAW_BLOCKS_PER_READ = 64
@@ -135,8 +140,12 @@ class SearchSource(Protocol):
 
     def element_ids(self, where: dict[str, Any] | None = None) -> list[str]: ...
 
+    def event_ids(self, where: dict[str, Any] | None = None) -> list[str]: ...
+
     def get_events(self, ids: Sequence[str]) -> list[Event]: ...
     def event_search_index(self) -> StoredEventIndex | None: ...
+
+    def element_search_index(self) -> StoredFactIndex | None: ...
 
     def block_ids(self, where: dict[str, Any] | None = None) -> list[str]: ...
 
@@ -200,6 +209,71 @@ def _bm25_explainer(index: InvertedIndex, query: str, has_tokens: bool) -> Calla
     return explain
 
 
+def _status_exclusions(items: list[Any], tokens: list[str], matches_query: Callable[[Any], bool],
+                       ) -> list[ExcludedCandidate]:
+    """Candidates left out by their status (with tokens: only those that share one with the query)."""
+    return [ExcludedCandidate(item.id, f"status {item.status}") for item in items
+            if not tokens or matches_query(item)]
+
+
+def _list_mismatches(filters: list[tuple[str, list[str]]], intersection: list[str] | None,
+                     ids: list[str]) -> list[tuple[str, list[str]]]:
+    """(id, the filters it fails) of every id outside the hard filters' intersection, in `ids` order."""
+    if intersection is None:
+        return []
+    kept = set(intersection)
+    matching = [(name, set(members)) for name, members in filters]
+    return [(item, [name for name, members in matching if item not in members])
+            for item in ids if item not in kept]
+
+
+def _mismatch_exclusions(mismatched: Iterable[tuple[str, list[str]]]) -> list[ExcludedCandidate]:
+    return [ExcludedCandidate(item, "filter mismatch: " + ", ".join(failed)) for item, failed in mismatched]
+
+
+def _explanation(query: str, tokens: list[str], mode: str, rankings: list[tuple[str, list[str]]],
+                 cut: list[str], size: int, excluded: list[ExcludedCandidate]) -> SearchExplanation:
+    """The explanation of a search: its rankings, and what it left out (`excluded`, then what the limit
+    cut)."""
+    excluded = excluded + [ExcludedCandidate(item, f"cut by limit {size} (fused rank {size + offset + 1})")
+                           for offset, item in enumerate(cut)]
+    return SearchExplanation(query, tokens, mode, dict(rankings), excluded)
+
+
+def _stored_rankings(
+    *,
+    has_tokens: bool,
+    bm25: Callable[[Subset | None], list[str]],
+    structured: Callable[[Subset, bool], list[str]],
+    exists: Callable[[Subset], bool],
+    filters: list[tuple[str, Subset]],
+) -> tuple[str, list[tuple[str, list[str]]], Subset | None]:
+    """`Retrieval._rankings` over a stored index, filters and candidate sets being `Subset`s of it: the same
+    mode and named rankings, and the hard filters' intersection as a `Subset` (None when they are not
+    hard)."""
+    if filters:
+        intersection = all_of(subset for _name, subset in filters)
+        if exists(intersection):
+            rankings = [("bm25", bm25(intersection)), ("structured", structured(intersection, True))]
+            return "hard filters", rankings, intersection
+        rankings = [("bm25", bm25(None))]
+        for name, subset in filters:
+            ordered = structured(subset, False)
+            if ordered:
+                rankings.append((f"structured:{name}", ordered))
+        mode = "soft filters"
+    else:
+        rankings = [("bm25", bm25(None))]
+        mode = "bm25"
+        if has_tokens and not rankings[0][1]:
+            return mode, [], None
+    if not any(ids for _name, ids in rankings):
+        if has_tokens:
+            return mode, [], None
+        return "fallback", [("structured", structured(ALL, True))], None
+    return mode, rankings, None
+
+
 class Retrieval:
     """Searches over one memory. Built lazily by `StrataGate.retrieval`, which calls `on_applied` after each
     commit."""
@@ -214,6 +288,8 @@ class Retrieval:
         # The storage's persistent event index (None: in-memory storage) and its filters and orders.
         self._stored: StoredEventIndex | None | bool = False
         self._facets: StoredFacets | None = None
+        # The storage's persistent element index (None: in-memory storage).
+        self._stored_facts: StoredFactIndex | None | bool = False
 
     # index upkeep -------------------------------------------------------------------------------------------
     def _event_index(self) -> InvertedIndex:
@@ -265,6 +341,11 @@ class Retrieval:
             self._stored = self._memory.event_search_index()
         return self._stored  # type: ignore[return-value]
 
+    def _stored_fact_index(self) -> StoredFactIndex | None:
+        if self._stored_facts is False:
+            self._stored_facts = self._memory.element_search_index()
+        return self._stored_facts  # type: ignore[return-value]
+
     def _stored_facets(self, index: StoredEventIndex) -> StoredFacets:
         if self._facets is None:
             self._facets = StoredFacets(index)
@@ -276,6 +357,9 @@ class Retrieval:
         if section in ("events", "*") and isinstance(stored, StoredEventIndex) and not stored.follows_commits:
             # An outside-cache index (a writable v5/v6 file's) shows the revision it was built for.
             self._stored, self._facets = False, None
+        facts = self._stored_facts
+        if section in ("elements", "*") and isinstance(facts, StoredFactIndex) and not facts.follows_commits:
+            self._stored_facts = False
         if section == "*":
             self._events = self._facts = self._event_filters = self._facets = None
         elif section == "events" and (self._events is not None or self._event_filters is not None):
@@ -357,8 +441,11 @@ class Retrieval:
         happened_from = _optional_text(happened_from, "happened_from")
         happened_to = _optional_text(happened_to, "happened_to")
         tokens = search_tokens(query)
-        stored = None if explain else self._stored_index()
+        stored = self._stored_index()
         if stored is not None:
+            if explain:
+                return self._explain_stored_events(stored, query, tokens, size, temporal_intent, wanted,
+                                                   type_wanted, happened_from, happened_to)
             return self._search_stored_events(stored, query, tokens, size, temporal_intent, wanted, type_wanted,
                                               happened_from, happened_to)
         if tokens and not (wanted or type_wanted or happened_from or happened_to) and not explain:
@@ -423,6 +510,67 @@ class Retrieval:
             rankings = [("structured", structured(ALL, True))]
         return self._event_hits(_fused(rankings, size, False, _no_explainer)[0])
 
+    def _explain_stored_events(self, index: StoredEventIndex, query: str, tokens: list[str], size: int,
+                               temporal_intent: Any, wanted: list[str], type_wanted: str,
+                               happened_from: str | None, happened_to: str | None) -> SearchHits[EventHit]:
+        """`_search_events` with `explain=True` over the storage's persistent index: every ranking in full,
+        the filters' exclusions from the index's columns, and BM25 details from its statistics and the kept
+        hits' fields; no other event is read (those left out by their status are read by id)."""
+        facets = self._stored_facets(index)
+        turn = self._memory.current_turn
+        filters: list[tuple[str, Subset]] = []
+        if wanted:
+            filters.append(("participants", facets.with_participants(wanted)))
+        if type_wanted:
+            filters.append(("eventType", facets.with_event_type(type_wanted)))
+        if happened_from or happened_to:
+            filters.append(("happened", facets.happened_within(parse_bound(happened_from, -math.inf),
+                                                               parse_bound(happened_to, math.inf))))
+        ordered_subsets: dict[Subset, list[tuple[int, str]]] = {}
+
+        def ordered(subset: Subset) -> list[tuple[int, str]]:
+            checkpoint()
+            if subset not in ordered_subsets:
+                ordered_subsets[subset] = facets.ordered(subset, temporal_intent, turn)
+            return ordered_subsets[subset]
+
+        def bm25(subset: Subset | None) -> list[str]:
+            checkpoint()
+            if not tokens:
+                return []
+            if subset is None:
+                return [key for key, _score in index.rank(query)]
+            names = dict(ordered(subset))
+            if not names:
+                return []
+            allowed = np.fromiter(names, dtype=np.int64, count=len(names))
+            return [key for key, _score in index.rank(query, allowed=allowed)]
+
+        mode, rankings, intersection = _stored_rankings(
+            has_tokens=bool(tokens), bm25=bm25, exists=lambda subset: bool(ordered(subset)), filters=filters,
+            structured=lambda subset, _alone: [item for _p, item in ordered(subset)])
+        checkpoint()
+
+        def explain_bm25(ids: list[str]) -> dict[str, ExplainedHit]:
+            records = {event.id: event.to_record() for event in self._memory.get_events(ids)}
+            return explain_stored_events(index, query, records)
+
+        kept, cut = _fused(rankings, size, True, explain_bm25)
+        hits = self._event_hits(kept)
+        checkpoint()
+        left_out = [status for status in EVENT_STATUSES if status not in EVENT_CANDIDATE_STATUSES]
+        excluded = _status_exclusions(
+            self._memory.get_events(self._memory.event_ids({"status": left_out})), tokens,
+            lambda e: bool(set(tokens) & set(search_tokens(
+                " ".join(text for _n, text, _w in event_search_fields(e.to_record()))))))
+        if intersection is not None:
+            with index.connect() as connection:
+                mismatched = filter_mismatches(connection, index.namespace, "search_events", "event_id",
+                                               "position", filters)
+            excluded += _mismatch_exclusions(mismatched)
+        hits.explanation = _explanation(query, tokens, mode, rankings, cut, size, excluded)
+        return hits
+
     def _event_hits(self, kept: list[tuple[str, float, HitExplanation | None]]) -> SearchHits[EventHit]:
         """Hits for the kept (id, score, explanation), their events fetched by id."""
         events = {event.id: event for event in self._memory.get_events([item for item, _score, _explanation in kept])}
@@ -465,28 +613,13 @@ class Retrieval:
         hits = SearchHits(EventHit(cache.event(item), score, explanation) for item, score, explanation in kept)
         if explain:
             checkpoint()
-            hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
-                                             excluded_status=[e for e in self._memory.list_events()
-                                                              if e.status not in EVENT_CANDIDATE_STATUSES],
-                                             matches_query=lambda e: bool(set(tokens) & set(search_tokens(
-                                                 " ".join(text for _n, text, _w in event_search_fields(e.to_record()))))))
+            excluded = _status_exclusions(
+                [e for e in self._memory.list_events() if e.status not in EVENT_CANDIDATE_STATUSES], tokens,
+                lambda e: bool(set(tokens) & set(search_tokens(
+                    " ".join(text for _n, text, _w in event_search_fields(e.to_record()))))))
+            excluded += _mismatch_exclusions(_list_mismatches(filters, intersection, ids))
+            hits.explanation = _explanation(query, tokens, mode, rankings, cut, size, excluded)
         return hits
-
-    @staticmethod
-    def _explain(query: str, tokens: list[str], mode: str, rankings: list[tuple[str, list[str]]], cut: list[str],
-                 size: int, filters: list[tuple[str, list[str]]], intersection: list[str] | None, ids: list[str],
-                 excluded_status: list[Any], matches_query: Callable[[Any], bool]) -> SearchExplanation:
-        excluded = [ExcludedCandidate(item.id, f"status {item.status}") for item in excluded_status
-                    if not tokens or matches_query(item)]
-        if intersection is not None:
-            kept = set(intersection)
-            for item in ids:
-                if item not in kept:
-                    failed = [name for name, matching in filters if item not in set(matching)]
-                    excluded.append(ExcludedCandidate(item, "filter mismatch: " + ", ".join(failed)))
-        excluded += [ExcludedCandidate(item, f"cut by limit {size} (fused rank {size + offset + 1})")
-                     for offset, item in enumerate(cut)]
-        return SearchExplanation(query, tokens, mode, dict(rankings), excluded)
 
     # elements -----------------------------------------------------------------------------------------------
     def search_elements(
@@ -504,6 +637,9 @@ class Retrieval:
         name = _optional_text(name, "name")
         element_type = _optional_text(type, "type")
         tokens = search_tokens(query)
+        stored = self._stored_fact_index()
+        if stored is not None:
+            return self._search_stored_elements(stored, query, tokens, size, name, element_type, explain)
         if tokens and not (name and normalize_search_text(name)) and not element_type and not explain:
             return self._text_only_facts(query, size)
         return self._search_elements(query, tokens, size, name, element_type, explain)
@@ -515,6 +651,49 @@ class Retrieval:
         kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
         return self._element_hits([(self._fact_elements[fact_id], fact_id, score, explanation)
                                    for fact_id, score, explanation in kept])
+
+    def _search_stored_elements(self, index: StoredFactIndex, query: str, tokens: list[str], size: int,
+                                name: str | None, element_type: str | None,
+                                explain: bool) -> SearchHits[ElementHit]:
+        """`_search_elements` over the storage's persistent element index: the same rankings by the same
+        rules, filters and the structured order answered by its columns, and only the kept hits' elements
+        read."""
+        filters: list[tuple[str, Subset]] = []
+        if name and normalize_search_text(name):
+            filters.append(("name", index.with_name(name)))
+        if element_type:
+            filters.append(("type", index.of_type(element_type)))
+        if tokens and not filters and not explain:
+            ranked = [key for key, _score in index.rank(query, limit=size)]
+            mode, rankings, intersection = "bm25", [("bm25", ranked)], None
+        else:
+            mode, rankings, intersection = _stored_rankings(
+                has_tokens=bool(tokens), exists=index.exists, filters=filters,
+                bm25=lambda subset: [key for key, _score in index.rank(query, subset)],
+                structured=lambda subset, _alone: index.structured(subset))
+
+        def explain_bm25(ids: list[str]) -> dict[str, ExplainedHit]:
+            return index.explain(query, ids, self._fact_fields) if tokens else {}
+
+        kept, cut = _fused(rankings, size, explain, explain_bm25)
+        elements = index.elements_of([item for item, _score, _explanation in kept])
+        hits = self._element_hits([(elements[item], item, score, explanation)
+                                   for item, score, explanation in kept])
+        if explain:
+            mismatched = index.mismatches(filters) if intersection is not None else []
+            hits.explanation = _explanation(query, tokens, mode, rankings, cut, size,
+                                            _mismatch_exclusions(mismatched))
+        return hits
+
+    def _fact_fields(self, owners: dict[str, str]) -> dict[str, list[tuple[str, str, float]]]:
+        """The search fields of these facts (fact id → element id), their elements read by id."""
+        fields = {}
+        for element in self._memory.get_elements(list(dict.fromkeys(owners.values()))):
+            labels = {"name": element.name, "aliases": element.aliases, "type": element.type}
+            for fact in element.facts:
+                if owners.get(fact.id) == element.id:
+                    fields[fact.id] = element_fact_search_fields(labels, fact.to_record())
+        return fields
 
     def _element_hits(self, kept: list[tuple[str, str, float, Any]]) -> SearchHits[ElementHit]:
         """Hits for the kept (element id, fact id, score, explanation), only their elements fetched."""
@@ -560,8 +739,9 @@ class Retrieval:
         hits = self._element_hits([(labels[item].element_id, item, score, explanation)
                                    for item, score, explanation in kept])
         if explain:
-            hits.explanation = self._explain(query, tokens, mode, rankings, cut, size, filters, intersection, ids,
-                                             excluded_status=[], matches_query=lambda _item: False)
+            mismatched = _list_mismatches(filters, intersection, ids)
+            excluded = _mismatch_exclusions(mismatched)
+            hits.explanation = _explanation(query, tokens, mode, rankings, cut, size, excluded)
         return hits
 
     # raw memory ---------------------------------------------------------------------------------------------

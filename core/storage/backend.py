@@ -168,6 +168,10 @@ class StorageBackend(Protocol):
         once if missing (`progress(done, total)` reports the build); None when the backend keeps none (searches
         then index the loaded events in memory)."""
 
+    def element_search_index(self, namespace: str, progress: Any = None) -> Any:
+        """The namespace's persistent element search index (`stratagate.search.stored_facts.StoredFactIndex`),
+        as `event_search_index`; None when the backend keeps none."""
+
     def exclusive(self, namespace: str) -> AbstractContextManager[None]:
         """Hold the namespace's write lock until the block ends: reads and the one commit inside it see and
         write a state no other writer changes meanwhile (a writer that lost a race uses it to retry fairly)."""

@@ -277,6 +277,10 @@ class MemoryBackend:
         """None: an in-memory store keeps no search index (searches index the loaded events)."""
         return None
 
+    def element_search_index(self, namespace: str, progress: Any = None) -> None:
+        """None: an in-memory store keeps no search index (searches index the loaded elements)."""
+        return None
+
     def exclusive(self, namespace: str) -> AbstractContextManager[None]:
         """Nothing to hold: one process, and a commit never yields to another writer midway."""
         return nullcontext()

@@ -16,9 +16,10 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, MetaData
 
 from stratagate import journal
-from stratagate.storage import schema, search_tables
+from stratagate.storage import fact_search_tables, schema, search_tables
 
-V7_METADATA = (schema.metadata, schema.postgres_metadata, journal.metadata, search_tables.search_metadata)
+V7_METADATA = (schema.metadata, schema.postgres_metadata, journal.metadata, search_tables.search_metadata,
+               fact_search_tables.fact_search_metadata)
 """Every table a v7 database may hold, with the indexes StrataGate creates on them."""
 
 

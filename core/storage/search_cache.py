@@ -1,12 +1,13 @@
-"""The event search index of a database that cannot hold it, built once into a cache outside the database.
+"""The event and element search indexes of a database that cannot hold them, built once into a cache
+outside it.
 
 A read-only (forensic) open must leave the file byte-identical, and reference files (v1–v6) must stay as
 the reference wrote them, so their index goes to `$XDG_CACHE_HOME/stratagate/search-index/` (or
-`$STRATAGATE_CACHE_DIR`): one SQLite file per (database, namespace) holding the same tables as an in-database
-index. Its name is a digest of everything that changes when the database does: the file's path, device,
-inode, size and mtime, its SQLite change counter, its WAL's size and mtime, and the namespace's revision,
-plus the index format. A changed file therefore never meets a stale index: it gets a new cache file (the
-older ones of the same database and namespace are removed then).
+`$STRATAGATE_CACHE_DIR`): one SQLite file per (database, namespace, index) holding the same tables as an
+in-database index. Its name is a digest of everything that changes when the database does: the file's path,
+device, inode, size and mtime, its SQLite change counter, its WAL's size and mtime, and the namespace's
+revision, plus the index format. A changed file therefore never meets a stale index: it gets a new cache
+file (the older ones of the same database, namespace and index are removed then).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from urllib.parse import quote
 from sqlalchemy import Connection, Engine, create_engine, event, update
 from sqlalchemy.engine import URL
 
-from stratagate.search import stored
+from stratagate.search import stored, stored_facts
 from stratagate.storage.search_tables import search_index_state
 
 
@@ -87,22 +88,48 @@ class CachedIndex:
     def index(self, namespace: str) -> stored.StoredEventIndex:
         return stored.StoredEventIndex(self.connect, namespace, follows_commits=False)
 
+    def fact_index(self, namespace: str) -> stored_facts.StoredFactIndex:
+        return stored_facts.StoredFactIndex(self.connect, namespace, follows_commits=False)
+
     def close(self) -> None:
         self.engine.dispose()
 
 
 def open_cached_index(identity: str, namespace: str, revision: int, read_source: stored.Connect,
                       progress: stored.Progress | None = None) -> CachedIndex:
-    """The cache file for this database state and namespace, built first when missing.
+    """The event index's cache file for this database state and namespace, built first when missing.
 
     `identity` names the database's current state (`sqlite_file_identity`, or a server URL); `read_source()`
     gives a read transaction on the database to build from."""
-    path = _state_path(identity, namespace, revision).with_suffix(".sqlite")
+    def build(source: Connection, target: Connection) -> None:
+        stored.build(target, namespace, stored.read_event_records(source, namespace),
+                     stored.count_candidates(source, namespace), stored.stored_revision(source, namespace),
+                     progress)
+
+    return CachedIndex(_cache_file(_state_path(identity, namespace, revision), read_source, build))
+
+
+def open_cached_fact_index(identity: str, namespace: str, revision: int, read_source: stored.Connect,
+                           progress: stored.Progress | None = None) -> CachedIndex:
+    """The element index's cache file for this database state and namespace (a family of its own), built first
+    when missing; as `open_cached_index`."""
+    def build(source: Connection, target: Connection) -> None:
+        stored_facts.build(target, namespace, stored_facts.read_elements(source, namespace),
+                           stored_facts.count_facts(source, namespace),
+                           stored.stored_revision(source, namespace), progress)
+
+    path = _state_path(identity, namespace, revision, "elements", stored_facts.FACT_INDEX_FORMAT)
+    return CachedIndex(_cache_file(path, read_source, build))
+
+
+def _cache_file(state_path: Path, read_source: stored.Connect,
+                build: Callable[[Connection, Connection], None]) -> Path:
+    path = state_path.with_suffix(".sqlite")
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        _build(path, namespace, read_source, progress)
+        _build(path, read_source, build)
         _remove_older(path)
-    return CachedIndex(path)
+    return path
 
 
 @contextmanager
@@ -165,11 +192,12 @@ def advance(cached: CachedIndex, identity: str, namespace: str, revision: int, s
     return CachedIndex(path)
 
 
-def _state_path(identity: str, namespace: str, revision: int) -> Path:
-    """`<family>-<state>` in the cache directory (without suffix): the family names the database and namespace,
-    the state everything that changes with its content."""
-    family = _digest(f"{identity.split(' ')[0]} {namespace}")
-    return cache_directory() / f"{family}-{_digest(f'{identity} {namespace} {revision} {stored.INDEX_FORMAT}')}"
+def _state_path(identity: str, namespace: str, revision: int, kind: str = "",
+                index_format: str = stored.INDEX_FORMAT) -> Path:
+    """`<family>-<state>` in the cache directory (without suffix): the family names the database, namespace
+    and kind of index (events: no kind), the state everything that changes with its content."""
+    family = _digest(f"{identity.split(' ')[0]} {namespace}{f' {kind}' if kind else ''}")
+    return cache_directory() / f"{family}-{_digest(f'{identity} {namespace} {revision} {index_format}')}"
 
 
 def _remove_older(path: Path) -> None:
@@ -181,15 +209,14 @@ def _remove_older(path: Path) -> None:
             older.unlink(missing_ok=True)
 
 
-def _build(path: Path, namespace: str, read_source: stored.Connect, progress: stored.Progress | None) -> None:
+def _build(path: Path, read_source: stored.Connect, build: Callable[[Connection, Connection], None]) -> None:
     """Build into a temporary file beside the target, then rename it into place (a crash leaves no half index)."""
     handle, temporary = tempfile.mkstemp(prefix=path.stem, suffix=".building", dir=path.parent)
     os.close(handle)
     engine = _engine(Path(temporary))
     try:
         with read_source() as source, engine.connect() as target, target.begin():
-            stored.build(target, namespace, stored.read_event_records(source, namespace),
-                         stored.count_candidates(source, namespace), stored.stored_revision(source, namespace), progress)
+            build(source, target)
         engine.dispose()
         os.replace(temporary, path)
     except BaseException:

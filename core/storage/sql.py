@@ -54,7 +54,7 @@ from stratagate.errors import (
     StorageOpenError,
     StorageWriteError,
 )
-from stratagate.search import stored
+from stratagate.search import stored, stored_facts
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
 from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
@@ -117,6 +117,8 @@ class SqlBackend:
         self._identity = identity or location
         self._cached_index: search_cache.CachedIndex | None = None
         self._cached_state: tuple[str, int] | None = None
+        self._cached_fact_index: search_cache.CachedIndex | None = None
+        self._cached_fact_state: tuple[str, int] | None = None
         self._held: Connection | None = None
         """The connection of an `exclusive` block: every read and write inside the block runs on it."""
         self._inactive_indexed = False
@@ -287,6 +289,8 @@ class SqlBackend:
         if exists:
             if stored.has_tables(connection):
                 stored.drop_namespace(connection, namespace)
+            if stored_facts.has_tables(connection):
+                stored_facts.drop_namespace(connection, namespace)
             for table in reversed(schema.metadata.sorted_tables):
                 connection.execute(delete(table).where(table.c.namespace == namespace))
         now = now_utc8()
@@ -307,8 +311,9 @@ class SqlBackend:
             self._sections.write(connection, namespace, section, section_records)
 
     def finish_namespace(self, connection: Connection, namespace: str) -> None:
-        """After the last `write_records` of a namespace: build its search index in the same transaction."""
+        """After the last `write_records` of a namespace: build its search indexes in the same transaction."""
         self._build_search_index(connection, namespace)
+        self._build_fact_index(connection, namespace)
 
     def _space(self, connection: Connection, namespace: str) -> Record | None:
         ms = schema.memory_spaces if self.legacy is None else self.legacy.memory_spaces
@@ -380,6 +385,8 @@ class SqlBackend:
             event_keys += list(changes.deletes.get("events", []))
             indexed = stored.indexed_before(connection, namespace, event_keys)
             cached_before = self._cached_documents_before(namespace, expected_revision, event_keys)
+            fact_upkeep = stored_facts.Upkeep.before(connection, namespace, expected_revision,
+                                                     changes.upserts, changes.deletes)
             for section in WRITE_ORDER:
                 if changes.upserts.get(section):
                     readded = frozenset(changes.deletes.get(section, ())) & upserted[section]
@@ -396,6 +403,8 @@ class SqlBackend:
                     self._sections.delete(connection, namespace, section, doomed)
             stored.keep_current(connection, namespace, expected_revision, changes.upserts.get("events", []),
                                 changes.deletes.get("events", []), indexed)
+            if fact_upkeep is not None:
+                fact_upkeep.after(connection)
             if changes.journal:
                 from stratagate.journal import append_entries
 
@@ -544,11 +553,40 @@ class SqlBackend:
                      stored.count_candidates(connection, namespace), stored.stored_revision(connection, namespace),
                      progress)
 
+    def element_search_index(self, namespace: str,
+                             progress: stored.Progress | None = None) -> stored_facts.StoredFactIndex:
+        """The namespace's persistent element search index, found or built as `event_search_index`'s."""
+        with self._reading() as connection:
+            if stored_facts.is_current(connection, namespace):
+                return stored_facts.StoredFactIndex(self._reading, namespace)
+        if not self.read_only and self.legacy is None:
+            with self._writing(namespace) as connection:
+                if not stored_facts.is_current(connection, namespace):
+                    self._build_fact_index(connection, namespace, progress)
+            return stored_facts.StoredFactIndex(self._reading, namespace)
+        space = self.load_space(namespace)
+        revision = -1 if space is None else space["revision"]
+        if self._cached_fact_index is None or self._cached_fact_state != (namespace, revision):
+            if self._cached_fact_index is not None:
+                self._cached_fact_index.close()
+            self._cached_fact_index = search_cache.open_cached_fact_index(self._identity, namespace, revision,
+                                                                          self._reading, progress)
+            self._cached_fact_state = (namespace, revision)
+        return self._cached_fact_index.fact_index(namespace)
+
+    @staticmethod
+    def _build_fact_index(connection: Connection, namespace: str,
+                          progress: stored.Progress | None = None) -> None:
+        stored_facts.build(connection, namespace, stored_facts.read_elements(connection, namespace),
+                           stored_facts.count_facts(connection, namespace),
+                           stored.stored_revision(connection, namespace), progress)
+
     def close(self) -> None:
         self.engine.dispose()
-        if self._cached_index is not None:
-            self._cached_index.close()
-            self._cached_index = None
+        for cached in (self._cached_index, self._cached_fact_index):
+            if cached is not None:
+                cached.close()
+        self._cached_index = self._cached_fact_index = None
         if self._forensic_copy is not None:
             self._forensic_copy.cleanup()
             self._forensic_copy = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from stratagate.memory import StrataGate
 from stratagate.snapshot import normalize_snapshot
@@ -17,6 +18,24 @@ def reference_memory(**options) -> StrataGate:
     backend = MemoryBackend()
     backend.import_snapshot(REFERENCE_NAMESPACE, normalize_snapshot(exported["snapshot"]), exported["revision"])
     return StrataGate.open_with_backend(backend, REFERENCE_NAMESPACE, **options)
+
+
+class WithoutStoredIndexes:
+    """A memory as a search over in-memory indexes sees it (`Retrieval(WithoutStoredIndexes(memory))`): no
+    stored index, so every search indexes the events and elements it reads, as a new process once did. The
+    oracle of the stored indexes."""
+
+    def __init__(self, memory: StrataGate):
+        self._memory = memory
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._memory, name)
+
+    def event_search_index(self, progress: Any = None) -> None:
+        return None
+
+    def element_search_index(self, progress: Any = None) -> None:
+        return None
 
 
 def reference_oracle() -> dict:

@@ -1,6 +1,7 @@
 """Event search over a database's persistent index (filters and orders from its columns, hits fetched by id)
-gives exactly the hits and scores of the in-memory path (`explain=True` derives everything from the loaded
-events), after any sequence of adds and curations, in the writing process and in a new read-only one."""
+gives exactly the hits and scores, and with `explain=True` the explanations, of the in-memory path (an index
+built from the loaded events), after any sequence of adds and curations, in the writing process and in a new
+read-only one."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stratagate
+from stratagate.retrieval import Retrieval
 from stratagate.search.stored import facets as stored_facets
-from tests.core.helpers import Clock
+from tests.core.helpers import Clock, WithoutStoredIndexes
 from tests.core.test_search_event_cache import _apply, _hits, _operation, _query
 from tests.property_budget import examples
 
@@ -51,12 +53,19 @@ def _check_stored_search(location: str, namespace: str, operations: list, querie
             query, options = queries[0]
             memory.search_events(query, **options)
         for query, options in queries:
-            expected = _hits(memory.search_events(query, explain=True, **options))
+            oracle = Retrieval(WithoutStoredIndexes(memory)).search_events(query, explain=True, **options)
+            expected = _hits(oracle)
             assert _hits(memory.search_events(query, **options)) == expected
+            assert _explained(memory.search_events(query, explain=True, **options)) == _explained(oracle)
             with stratagate.open(location, namespace, read_only=True) as reader:
                 assert _hits(reader.search_events(query, **options)) == expected
+                assert _explained(reader.search_events(query, explain=True, **options)) == _explained(oracle)
     finally:
         memory.close()
+
+
+def _explained(hits) -> tuple:
+    return ([(hit.id, hit.score, hit.explanation) for hit in hits], hits.explanation)
 
 
 def test_a_read_only_search_loads_no_event_it_does_not_return(tmp_path: Path) -> None:
@@ -72,6 +81,8 @@ def test_a_read_only_search_loads_no_event_it_does_not_return(tmp_path: Path) ->
         hits = reader.search_events("launch", participants=["alice"], limit=3)
         assert [hit.event for hit in hits] == [hit.event for hit in expected]
         assert all("launch" in hit.event.title for hit in hits)
+        explained = reader.search_events("launch", participants=["alice"], limit=3, explain=True)
+        assert _explained(explained) == _explained(expected)
         assert not reader._state.is_loaded("events")
 
 

@@ -88,9 +88,10 @@ def test_a_commit_writes_only_the_rows_it_changes(backend: SqlBackend, reference
 
     touched = _written_tables(backend, lambda: backend.commit(NS, changes, 5))
 
-    # The event's search-index row holds its weight inputs (pinned orders empty queries), and the index moves
-    # to the new revision; no postings change.
-    assert touched == {"memory_spaces", "events", "event_sources", "search_events", "search_index_state"}
+    # The event's search-index row holds its weight inputs (pinned orders empty queries), and both indexes
+    # move to the new revision; no postings change, and nothing of the element index but its revision.
+    assert touched == {"memory_spaces", "events", "event_sources", "search_events", "search_index_state",
+                       "search_fact_state"}
     assert backend.fetch(NS, "events", ["evt_52"]) == [event_record]
     assert backend.load_space(NS)["currentTurn"] == 41
     others = [e for e in backend.load_section(NS, "events") if e["id"] != "evt_52"]

@@ -21,42 +21,20 @@ Ties keep section order (position), the candidate order the reference's stable s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
 from sqlalchemy import Connection
 
 from stratagate.search.stored.ranking import StoredEventIndex
 from stratagate.search.stored.tables import driver_rows, marks, ordered_positions, position_set
+from stratagate.search.subsets import ALL, NONE, Subset, all_of
 from stratagate.weights import decay_lambda
 
 CLASS_COLUMNS = "pinned, floor_weight, forced_cap, mention_count, last_adopted_turn"
 _CLASSES_IN_ONE_CASE = 2000
 """Above this many weight classes the full weight order is sorted here instead of by one CASE."""
 WeightClass = tuple[int, float, float | None, int, int]
-
-
-@dataclass(frozen=True)
-class Subset:
-    """A set of candidates as a condition on `search_events` (`?` marks, `values` in their order)."""
-
-    sql: str
-    values: tuple = ()
-    direct: str | None = None
-    """A SELECT of the subset's positions (repeats allowed) with the same `values`, cheaper than the condition
-    when the subset is read on its own."""
-
-
-ALL = Subset("1 = 1")
-NONE = Subset("1 = 0")
-
-
-def all_of(subsets: Iterable[Subset]) -> Subset:
-    parts = list(subsets)
-    if len(parts) == 1:
-        return parts[0]
-    return Subset(" AND ".join(f"({part.sql})" for part in parts), tuple(v for part in parts for v in part.values))
 
 
 def _matches(left: str, right: str) -> bool:
