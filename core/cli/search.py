@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -42,8 +43,7 @@ def command(database: str, query: str, namespace: str, kind: str, limit: int | N
     memory = stratagate.open(database, namespace, read_only=True)
     try:
         if kind == "events":
-            if not explain:
-                _prepare_index(memory)
+            _prepare_index(memory.event_search_index, "Indexing events (once per file state)")
             hits = memory.search_events(
                 query, limit=limit, participants=list(participants) or None, event_type=event_type,
                 happened_from=happened_from, happened_to=happened_to, temporal_intent=temporal_intent,
@@ -51,6 +51,7 @@ def command(database: str, query: str, namespace: str, kind: str, limit: int | N
             )
             rows = [_event_row(hit, memory) for hit in hits]
         elif kind == "elements":
+            _prepare_index(memory.element_search_index, "Indexing element facts (once per file state)")
             hits = memory.search_elements(query, limit=limit, name=name, type=element_type, explain=explain)
             rows = [_element_row(hit) for hit in hits]
         else:
@@ -67,18 +68,19 @@ def command(database: str, query: str, namespace: str, kind: str, limit: int | N
         memory.close()
 
 
-def _prepare_index(memory: stratagate.StrataGate) -> None:
-    """Find (or build once, with a progress bar on stderr) the event index the search will read: a file that
-    does not hold one gets it in the outside cache on its first search, which takes a while on a big memory."""
+def _prepare_index(find: Callable[[Callable[[int, int], None]], Any], label: str) -> None:
+    """Find (or build once, with a progress bar on stderr) the index the search will read (`find(progress)`:
+    the memory's event or element index): a file that does not hold one gets it in the outside cache on its
+    first search, which takes a while on a big memory."""
     bar: Any = None
 
     def progress(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = click.progressbar(length=total, label="Indexing events (once per file state)", file=sys.stderr)
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
         bar.update(done - bar.pos)
 
-    memory.event_search_index(progress)
+    find(progress)
     if bar is not None:
         bar.render_finish()
 
