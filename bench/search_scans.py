@@ -13,8 +13,10 @@ across fork and exec, so the small floors show that figure.
 - raw-message search (`--kind raw`): the reference's unranked scan of sealed messages, first 6 sharing a
   word with the query, on `block_memories.block_memory(100_000, 16_700)` (400,800 messages in 16,700
   blocks): a word in about every message, and a word found nowhere (the whole namespace is scanned);
-- element search (`--kind elements`): `elements_file(20_000)`, 20,000 elements of 5 facts each; a text
-  query, the same with a type filter (every fact's element is listed), and with `--explain`.
+- element search (`--kind elements`): `elements_file(20_000)`, 20,000 elements of 5 facts each, its element
+  index in the file; a text query, the same with a type filter, and with `--explain`;
+- event search with `--explain` on `memory_files.memory_file(100_000)` (its event index in the file): words,
+  and a word with a participant (the explanation lists every other candidate as a filter mismatch).
 
 With `--baseline DIR` (a checkout of an earlier commit) every row also runs on that checkout's engine
 (its `core/` imported as `stratagate`), interleaved with this one, so the before and after columns come from
@@ -38,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from block_memories import NAMESPACE as BLOCKS_NAMESPACE
 from block_memories import block_memory
-from memory_files import cache_directory, publish
+from memory_files import NAMESPACE as EVENTS_NAMESPACE
+from memory_files import cache_directory, memory_file, publish
 from report import markdown_table, write_section
 from search_cold import PYTHON, STRATAGATE, _reaped
 
@@ -104,6 +107,7 @@ def _rows(quick: bool) -> list[tuple[str, str, list[str]]]:
     """(group, what, command) for every row."""
     blocks = str(block_memory(10_000, 1_670) if quick else block_memory(100_000, 16_700))
     elements = str(elements_file(2_000 if quick else 20_000))
+    events = str(memory_file(10_000 if quick else 100_000))
     search = [STRATAGATE, "search"]
     return [
         ("start-up", "`python -c pass`", [PYTHON, "-c", "pass"]),
@@ -119,6 +123,10 @@ def _rows(quick: bool) -> list[tuple[str, str, list[str]]]:
                                                   ELEMENTS_NAMESPACE, "--kind", "elements", "--type", "tool"]),
         ("elements", "text query, --explain", [*search, elements, "ka001 mi004", "--namespace", ELEMENTS_NAMESPACE,
                                                "--kind", "elements", "--explain"]),
+        ("events, --explain", "words", [*search, events, "anbado gorvelte", "--namespace", EVENTS_NAMESPACE,
+                                        "--explain"]),
+        ("events, --explain", "word + participant", [*search, events, "fizenka", "--namespace", EVENTS_NAMESPACE,
+                                                     "--participant", "Niaj", "--explain"]),
     ]
 
 
@@ -177,10 +185,10 @@ def main() -> None:
         for engine in engines:
             cells += _summary(samples[(what, engine)]).split(" | ")
         table.append(cells)
-    size = "10,000 events in 1,670 blocks, 2,000 elements" if arguments.quick else \
-        "100,000 events in 16,700 blocks (400,800 messages); 20,000 elements (100,000 facts)"
+    size = "10,000 events in 1,670 blocks, 2,000 elements, 10,000 cards" if arguments.quick else \
+        "100,000 events in 16,700 blocks (400,800 messages); 20,000 elements (100,000 facts); 100,000 cards"
     markdown = "\n".join([
-        "## One-shot CLI start-up; raw-message and element search without loading their sections",
+        "## One-shot CLI start-up; raw-message, element and explained event search without loading their sections",
         "",
         __doc__.split("\n\n", 1)[1].split("\n\n    .venv")[0],
         "",

@@ -157,5 +157,5 @@ def _print_text(report: dict[str, Any]) -> None:
     explanation = report.get("explanation")
     if explanation:
         click.echo(f"mode: {explanation['mode']}; tokens: {' '.join(explanation['tokens']) or '(none)'}")
-        for item in explanation["excluded"]:
-            click.echo(f"  excluded {item['id']}: {item['reason']}")
+        if explanation["excluded"]:  # one write: a filter can leave out every other candidate of the memory
+            click.echo("\n".join(f"  excluded {item['id']}: {item['reason']}" for item in explanation["excluded"]))

@@ -10,7 +10,7 @@ import pytest
 
 from stratagate.cancellation import OperationCancelled, cancellable, checkpoint
 from stratagate.memory import open as open_memory
-from stratagate.search.index import InvertedIndex
+from stratagate.search import stored
 from tests.conftest import REFERENCE_NAMESPACE
 
 
@@ -21,27 +21,38 @@ def test_a_checkpoint_outside_a_cancellable_scope_never_raises():
 
 
 def test_a_cancelled_explained_search_stops_while_indexing_and_keeps_no_half_built_index(
-    reference_db_copy: Path, monkeypatch
+    reference_db_copy: Path, monkeypatch, tmp_path: Path
 ):
+    """The reference's v5 file gets its event index built into the outside cache on the first search: a
+    cancel during that build leaves no cache file, and the next search builds it whole."""
+    monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+    expected = open_memory(reference_db_copy, REFERENCE_NAMESPACE)
+    try:
+        wanted = [hit.event.id for hit in expected.search_events("Atlas storage", explain=True)]
+    finally:
+        expected.close()
+    for built in (tmp_path / "cache").rglob("*.sqlite"):
+        built.unlink()
     memory = open_memory(reference_db_copy, REFERENCE_NAMESPACE)
     try:
-        expected = [hit.event.id for hit in memory.search_events("Atlas storage", explain=True)]
-        memory.refresh()  # forget the index that search built
         cancelled, indexed = threading.Event(), []
-        original_add = InvertedIndex.add
+        original_records = stored.read_event_records
 
-        def add_then_cancel(self, key, fields):
-            indexed.append(key)
-            original_add(self, key, fields)
-            if len(indexed) == 3:
-                cancelled.set()  # the user presses Cancel while the index is being built
+        def records_then_cancel(connection, namespace):
+            for item in original_records(connection, namespace):
+                indexed.append(item[0])
+                if len(indexed) == 3:
+                    cancelled.set()  # the user presses Cancel while the index is being built
+                yield item
 
-        monkeypatch.setattr(InvertedIndex, "add", add_then_cancel)
+        monkeypatch.setattr(stored, "read_event_records", records_then_cancel)
         with cancellable(cancelled), pytest.raises(OperationCancelled):
             memory.search_events("Atlas storage", explain=True)
         assert len(indexed) == 3
+        assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
         monkeypatch.undo()
-        assert [hit.event.id for hit in memory.search_events("Atlas storage", explain=True)] == expected
+        monkeypatch.setenv("STRATAGATE_CACHE_DIR", str(tmp_path / "cache"))
+        assert [hit.event.id for hit in memory.search_events("Atlas storage", explain=True)] == wanted
     finally:
         memory.close()
 

@@ -28,7 +28,8 @@ def test_search_explains_hits_and_leaves_the_file_untouched(reference_db_copy: P
               "--explain", "--json"],
     )
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)  # stderr shows the index being built into the outside cache
+    assert "Indexing events" in result.stderr
     expected = _oracle_call("searchEvents", "database storage")["result"]
     assert [hit["id"] for hit in report["hits"]] == [hit["id"] for hit in expected]
     top = report["hits"][0]
@@ -44,7 +45,8 @@ def test_search_elements_as_text(reference_db_copy: Path):
         cli, ["search", str(reference_db_copy), "Lisbon", "--namespace", REFERENCE_NAMESPACE, "--kind", "elements"],
     )
     assert result.exit_code == 0, result.output
-    assert "Lisbon" in result.output
+    assert "Lisbon" in result.stdout
+    assert "Indexing element facts" in result.stderr
 
 
 def test_search_of_a_missing_namespace_exits_2_naming_it(reference_db_copy: Path):

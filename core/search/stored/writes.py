@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, cast, delete, func, insert, select, update
 
+from stratagate.cancellation import checkpoint
 from stratagate.search.stored.documents import (
     CANDIDATE_STATUSES,
     DOCUMENT_COLUMNS,
@@ -76,6 +77,7 @@ def build(connection: Connection, namespace: str, documents: Iterable[tuple[int,
     count = total_length = 0
     batch: list[tuple[int, dict[str, Any]]] = []
     for position, record in documents:
+        checkpoint()  # a cancelled build rolls back (or leaves no cache file)
         batch.append((position, record))
         if len(batch) >= BUILD_BATCH:
             count, total_length = _build_batch(connection, namespace, batch, count, total_length)

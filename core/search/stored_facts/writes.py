@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, cast, delete, insert, select, update
 
+from stratagate.cancellation import checkpoint
 from stratagate.search.stored.tables import Progress, chunks
 from stratagate.search.stored_facts import postings
 from stratagate.search.stored_facts.documents import (
@@ -79,6 +80,7 @@ def build(
             progress(slot, total)
 
     for element in elements:
+        checkpoint()  # a cancelled build rolls back (or leaves no cache file)
         batch.append(element)
         if len(batch) >= BUILD_BATCH:
             flush()
