@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from stratagate.search.index import InvertedIndex
+from stratagate.search import stored
 from tests.gui.test_open_cancel import click_cancel
 
 STEP_SECONDS = 0.25
@@ -14,17 +14,20 @@ STEP_SECONDS = 0.25
 def test_cancel_stops_a_slow_query_and_the_worker_answers_the_next_one(opened_window, qtbot, monkeypatch):
     window = opened_window
     workbench = window.curation.workbench
-    indexed: list[str] = []
-    original_add = InvertedIndex.add
+    indexed: list[int] = []
+    original_records = stored.read_event_records
 
-    def slow_add(self, key, fields):
-        # The first explained search indexes every event: a large memory's slow step, made slow here.
-        indexed.append(key)
-        time.sleep(STEP_SECONDS)
-        original_add(self, key, fields)
+    def slow_records(connection, namespace):
+        # The first search after a write rebuilds the reference file's event index in the outside cache,
+        # one event at a time: a large memory's slow step, made slow here.
+        for item in original_records(connection, namespace):
+            indexed.append(item[0])
+            time.sleep(STEP_SECONDS)
+            yield item
 
-    monkeypatch.setattr(InvertedIndex, "add", slow_add)
-    window.worker.call(window.memory.refresh)  # drop the search index the views' first reads built
+    monkeypatch.setattr(stored, "read_event_records", slow_records)
+    memory = window.memory
+    window.worker.call(lambda: memory.pin_event(memory.event_ids()[0]))  # a new revision: a new cache file
     window.show_view(workbench)
     workbench.query.setText("Atlas storage")
     started = time.monotonic()
@@ -37,7 +40,7 @@ def test_cancel_stops_a_slow_query_and_the_worker_answers_the_next_one(opened_wi
     cancelled_at = time.monotonic()
     assert workbench.progress is None and workbench.summary.text().startswith("Query cancelled")
     assert window.wait_idle(5_000)
-    # Stopped at the next document, not after the remaining ones (the memory has 12 events to index).
+    # Stopped at the next event, not after the remaining ones (the memory has 12 events).
     assert time.monotonic() - cancelled_at < 4 * STEP_SECONDS
     stopped_after = len(indexed)
     assert 0 < stopped_after < 12
