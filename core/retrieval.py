@@ -23,7 +23,7 @@ from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, p
 from stratagate.model import EVENT_STATUSES, Block, Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
-from stratagate.search.explained import explain_stored_events, filter_mismatches
+from stratagate.search.explained import explain_stored_events, filter_mismatches, rank_within
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
 from stratagate.search.stored import StoredEventIndex
@@ -544,7 +544,7 @@ class Retrieval:
             if not names:
                 return []
             allowed = np.fromiter(names, dtype=np.int64, count=len(names))
-            return [key for key, _score in index.rank(query, allowed=allowed)]
+            return [key for key, _score in rank_within(index, query, allowed)]
 
         mode, rankings, intersection = _stored_rankings(
             has_tokens=bool(tokens), bm25=bm25, exists=lambda subset: bool(ordered(subset)), filters=filters,

@@ -11,6 +11,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from stratagate.search.bm25 import average_length, idf, term_score, unique_query_terms
+from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.documents import SearchField, event_search_fields
 from stratagate.search.index import ExplainedHit, FieldContribution
 from stratagate.search.stored import StoredEventIndex
@@ -104,7 +105,7 @@ def explain_stored_events(
                 (index.namespace, *terms),
             )
         )
-    scores = index.rank(query, allowed=np.asarray(positions, dtype=np.int64))
+    scores = rank_within(index, query, np.asarray(positions, dtype=np.int64))
     mean_length = average_length(total_length, documents)
     term_idf = [(term, idf(documents, frequencies[term])) for term in terms if term in frequencies]
     return {
@@ -113,3 +114,17 @@ def explain_stored_events(
         )
         for event_id, score in scores
     }
+
+
+def rank_within(index: StoredEventIndex, query: str, allowed: np.ndarray) -> list[tuple[str, float]]:
+    """`index.rank(query)` restricted to the documents at `allowed` positions (statistics stay those of every
+    candidate): the same order, ties by `localeCompare` of the id then position."""
+    if not len(allowed):
+        return []
+    with index.connect() as connection:
+        positions, scores = index.scored(connection, query, allowed)
+        ids = index.ids(connection, positions)
+    pairs = list(zip(ids, scores.tolist(), strict=True))
+    tied = np.flatnonzero(scores[1:] == scores[:-1]).tolist()
+    sort_tied_runs(pairs, tied, key=lambda pair: locale_compare_key(pair[0]))
+    return pairs
