@@ -240,19 +240,27 @@ def _explanation(query: str, tokens: list[str], mode: str, rankings: list[tuple[
     return SearchExplanation(query, tokens, mode, dict(rankings), excluded)
 
 
-def _stored_rankings(
+S = TypeVar("S")
+"""A candidate set: a `Subset` of a stored index, or a list of ids in candidate order."""
+
+
+def _rankings(
     *,
     has_tokens: bool,
-    bm25: Callable[[Subset | None], list[str]],
-    structured: Callable[[Subset, bool], list[str]],
-    exists: Callable[[Subset], bool],
-    filters: list[tuple[str, Subset]],
-) -> tuple[str, list[tuple[str, list[str]]], Subset | None]:
-    """`Retrieval._rankings` over a stored index, filters and candidate sets being `Subset`s of it: the same
-    mode and named rankings, and the hard filters' intersection as a `Subset` (None when they are not
-    hard)."""
+    bm25: Callable[[S | None], list[str]],
+    structured: Callable[[S, bool], list[str]],
+    filters: list[tuple[str, S]],
+    intersect: Callable[[list[S]], S],
+    exists: Callable[[S], bool],
+    everything: S,
+) -> tuple[str, list[tuple[str, list[str]]], S | None]:
+    """(mode, named rankings, the hard-filter intersection or None) by the reference's rules.
+
+    `structured(subset, alone)` orders a subset; `alone` says whether it is the only ranking that can hold
+    ids (so the fused order is its order and its head is enough). Soft filters fuse one structured ranking
+    per filter, where an id ranked low in two of them can beat one ranked first in one."""
     if filters:
-        intersection = all_of(subset for _name, subset in filters)
+        intersection = intersect([subset for _name, subset in filters])
         if exists(intersection):
             rankings = [("bm25", bm25(intersection)), ("structured", structured(intersection, True))]
             return "hard filters", rankings, intersection
@@ -270,8 +278,27 @@ def _stored_rankings(
     if not any(ids for _name, ids in rankings):
         if has_tokens:
             return mode, [], None
-        return "fallback", [("structured", structured(ALL, True))], None
+        return "fallback", [("structured", structured(everything, True))], None
     return mode, rankings, None
+
+
+def _stored_rankings(**options: Any) -> tuple[str, list[tuple[str, list[str]]], Subset | None]:
+    """`_rankings` over a stored index, whose candidate sets are `Subset`s of it."""
+    return _rankings(intersect=all_of, everything=ALL, **options)
+
+
+def _listed_rankings(all_ids: list[str],
+                     **options: Any) -> tuple[str, list[tuple[str, list[str]]], list[str] | None]:
+    """`_rankings` over loaded candidates, whose sets are lists of ids in `all_ids` order."""
+    return _rankings(intersect=_intersection, exists=bool, everything=all_ids, **options)
+
+
+def _intersection(lists: list[list[str]]) -> list[str]:
+    # Every filter lists its matches in candidate order, so the shortest one, kept where all others match,
+    # is the intersection in that order.
+    shortest = min(lists, key=len)
+    others = [set(ids) for ids in lists if ids is not shortest]
+    return [item for item in shortest if all(item in other for other in others)]
 
 
 class Retrieval:
@@ -377,44 +404,6 @@ class Retrieval:
         elif section == "elements" and self._facts is not None:
             for element in self._memory.get_elements(keys):
                 self._index_element(self._facts, element)
-
-    # shared ranking logic -----------------------------------------------------------------------------------
-    @staticmethod
-    def _rankings(
-        *,
-        has_tokens: bool,
-        bm25: Callable[[list[str] | None], list[str]],
-        structured: Callable[[list[str], bool], list[str]],
-        all_ids: list[str],
-        filters: list[tuple[str, list[str]]],
-    ) -> tuple[str, list[tuple[str, list[str]]], list[str] | None]:
-        """(mode, named rankings, the hard-filter intersection or None) by the reference's rules.
-
-        `structured(subset, alone)` orders a subset; `alone` says whether it is the only ranking that can
-        hold ids (so the fused order is its order and its head is enough). Soft filters fuse one structured
-        ranking per filter, where an id ranked low in two of them can beat one ranked first in one."""
-        if filters:
-            # Every filter lists its matches in `all_ids` order, so the shortest one, kept where all others
-            # match, is the intersection in that order.
-            shortest = min((ids for _name, ids in filters), key=len)
-            others = [set(ids) for ids in (ids for _name, ids in filters) if ids is not shortest]
-            intersection = [item for item in shortest if all(item in other for other in others)]
-            if intersection:
-                return ("hard filters", [("bm25", bm25(intersection)), ("structured", structured(intersection, True))],
-                        intersection)
-            rankings = [("bm25", bm25(None))]
-            rankings += [(f"structured:{name}", structured(ids, False)) for name, ids in filters if ids]
-            mode = "soft filters"
-        else:
-            rankings = [("bm25", bm25(None))]
-            mode = "bm25"
-            if has_tokens and not rankings[0][1]:
-                return mode, [], None
-        if not any(ids for _name, ids in rankings):
-            if has_tokens:
-                return mode, [], None
-            return "fallback", [("structured", structured(all_ids, True))], None
-        return mode, rankings, None
 
     # events -------------------------------------------------------------------------------------------------
     def search_events(
@@ -606,8 +595,8 @@ class Retrieval:
             filters.append(("happened", cache.happened_within(parse_bound(happened_from, -math.inf),
                                                               parse_bound(happened_to, math.inf))))
 
-        mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
-                                                      all_ids=ids, filters=filters)
+        mode, rankings, intersection = _listed_rankings(ids, has_tokens=bool(tokens), bm25=bm25,
+                                                        structured=structured, filters=filters)
         checkpoint()
         kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
         hits = SearchHits(EventHit(cache.event(item), score, explanation) for item, score, explanation in kept)
@@ -733,8 +722,8 @@ class Retrieval:
                                      if any(fuzzy_search_match(label, name) for label in fact.names)]))
         if element_type:
             filters.append(("type", [fid for fid, fact in labels.items() if fact.type == element_type]))
-        mode, rankings, intersection = self._rankings(has_tokens=bool(tokens), bm25=bm25, structured=structured,
-                                                      all_ids=ids, filters=filters)
+        mode, rankings, intersection = _listed_rankings(ids, has_tokens=bool(tokens), bm25=bm25,
+                                                        structured=structured, filters=filters)
         kept, cut = _fused(rankings, size, explain, _bm25_explainer(index, query, bool(tokens)))
         hits = self._element_hits([(labels[item].element_id, item, score, explanation)
                                    for item, score, explanation in kept])
