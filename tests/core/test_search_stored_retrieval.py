@@ -6,8 +6,10 @@ read-only one."""
 from __future__ import annotations
 
 import itertools
+import math
 from datetime import timedelta
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 import stratagate
 from stratagate.retrieval import Retrieval
 from stratagate.search.stored import facets as stored_facets
+from stratagate.search.stored import ranking as stored_ranking
 from tests.core.helpers import Clock, WithoutStoredIndexes
 from tests.core.test_search_event_cache import _apply, _hits, _operation, _query
 from tests.property_budget import examples
@@ -26,6 +29,16 @@ from tests.property_budget import examples
 def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytest.TempPathFactory, operations,
                                                          queries) -> None:
     _check_stored_search(str(tmp_path_factory.mktemp("stored") / "memory.sqlite"), "ns", operations, queries)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4),
+       sparse=st.booleans())
+def test_bm25_sums_the_same_scores_over_the_postings_or_every_position(
+        tmp_path_factory: pytest.TempPathFactory, operations, queries, sparse: bool) -> None:
+    # A rare word's scores are summed at its postings' positions only, a frequent one's over every position.
+    with mock.patch.object(stored_ranking, "SPARSE_BELOW", math.inf if sparse else 0.0):
+        _check_stored_search(str(tmp_path_factory.mktemp("stored") / "memory.sqlite"), "ns", operations, queries)
 
 
 @pytest.mark.postgres

@@ -44,9 +44,9 @@ class StoredEventIndex:
 
     def scored(self, connection: Connection, query: str, allowed: np.ndarray | None = None,
                limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(positions, scores) of the documents the query scores (only at `allowed` positions, ascending and
-        distinct, when given), by score descending then position: `rank`'s order before runs of equal scores
-        are sorted by id. With `limit`, only those scoring at least the limit-th best score (ties at the
+        """(positions, scores) of the documents the query scores (only at `allowed` positions, distinct, when
+        given), by score descending then position (then `allowed`'s order, when given): `rank`'s order before
+        runs of equal scores are sorted by id. With `limit`, only those scoring at least the limit-th best score (ties at the
         boundary included)."""
         terms = unique_query_terms(query)
         nothing = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
@@ -58,18 +58,8 @@ class StoredEventIndex:
         postings = self._postings(connection, terms)
         if not documents or not postings:
             return nothing
-        mean_length = average_length(total_length, documents)
-        size = 1 + max((int(triples[:, 0].max()) for _count, triples in postings if len(triples)), default=-1)
-        totals = np.zeros(size, dtype=np.float64)
-        for count, triples in postings:
-            totals[triples[:, 0]] += contributions(idf(documents, count), triples[:, 1],
-                                                   triples[:, 2].astype(np.float64), mean_length)
-        if allowed is None:
-            positions = np.flatnonzero(totals)
-        else:
-            positions = allowed[allowed < size]
-            positions = positions[totals[positions] != 0]
-        scores = totals[positions]
+        places, totals = _summed(postings, documents, average_length(total_length, documents))
+        positions, scores = _scored_at(places, totals, allowed)
         if limit is not None and len(positions) > limit:
             keep = scores >= -np.partition(-scores, limit - 1)[limit - 1]
             positions, scores = positions[keep], scores[keep]
@@ -103,3 +93,46 @@ class StoredEventIndex:
                 f"SELECT e.position, e.event_id FROM wanted JOIN search_events AS e "
                 f"ON e.namespace = ? AND e.position = wanted.position"), (*chunk, self.namespace)))
         return [found[position] for position in positions.tolist()]
+
+
+SPARSE_BELOW = 1 / 16
+"""Postings per document position under which the scores are summed over the postings' own positions."""
+
+
+def _summed(postings: list[tuple[int, np.ndarray]], documents: int,
+            mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
+    """(places, totals): each document's BM25 score summed in query-term order, the same float additions
+    either way. For a rare word only at the positions its postings hold (`places`, ascending), which then
+    costs no pass over every position; for many postings (cheaper than sorting them) at every position up to
+    the largest (`places` None: the position is the index)."""
+    held = [triples[:, 0] for _count, triples in postings if len(triples)]
+    size = 1 + max((int(positions.max()) for positions in held), default=-1)
+    places = None
+    if sum(map(len, held)) < size * SPARSE_BELOW:
+        places = np.unique(np.concatenate(held)).astype(np.int64, copy=False)
+    totals = np.zeros(size if places is None else len(places), dtype=np.float64)
+    for count, triples in postings:
+        slots = triples[:, 0] if places is None else np.searchsorted(places, triples[:, 0])
+        totals[slots] += contributions(idf(documents, count), triples[:, 1], triples[:, 2].astype(np.float64),
+                                       mean_length)
+    return places, totals
+
+
+def _scored_at(places: np.ndarray | None, totals: np.ndarray,
+               allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, scores) of the non-zero totals (at `allowed` positions only, in their order, when given)."""
+    if places is None:
+        if allowed is None:
+            positions = np.flatnonzero(totals)
+        else:
+            positions = allowed[allowed < len(totals)]
+            positions = positions[totals[positions] != 0]
+        return positions, totals[positions]
+    if allowed is None:
+        slots = np.flatnonzero(totals)
+    else:  # a binary search per allowed position
+        slots = np.searchsorted(places, allowed)
+        inside = slots < len(places)
+        slots = slots[inside][places[slots[inside]] == allowed[inside]]
+        slots = slots[totals[slots] != 0]
+    return places[slots], totals[slots]
