@@ -8,7 +8,7 @@ from typing import Any
 
 import icu
 import numpy as np
-from sqlalchemy import Connection, Index, delete, inspect, select
+from sqlalchemy import Connection, Index, MetaData, Table, delete, inspect, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.storage import schema
@@ -90,16 +90,22 @@ def marks(count: int) -> str:
 def create_tables(connection: Connection) -> None:
     """Create the tables, replacing them when an earlier format's columns or indexes differ (every namespace's
     index is rebuilt then)."""
-    if has_tables(connection):
+    create_index_tables(connection, t.search_metadata, t.SEARCH_TABLES, t.search_index_state)
+
+
+def create_index_tables(connection: Connection, metadata: MetaData, tables: tuple[Table, ...],
+                        state: Table) -> None:
+    """`create_tables` for one index's tables (`state` is the table that says it is there)."""
+    if tables_exist(connection, state):
         inspector = inspect(connection)
         existing = set(inspector.get_table_names())
         if any(table.name not in existing
                or {column["name"] for column in inspector.get_columns(table.name)} != {c.name for c in table.columns}
                or {(index["name"], tuple(index["column_names"])) for index in inspector.get_indexes(table.name)}
                != {(index.name, _indexed_columns(index)) for index in table.indexes}
-               for table in t.SEARCH_TABLES):
-            t.search_metadata.drop_all(connection, checkfirst=True)
-    t.search_metadata.create_all(connection, checkfirst=True)
+               for table in tables):
+            metadata.drop_all(connection, checkfirst=True)
+    metadata.create_all(connection, checkfirst=True)
 
 
 def _indexed_columns(index: Index) -> tuple[str, ...]:
@@ -108,20 +114,30 @@ def _indexed_columns(index: Index) -> tuple[str, ...]:
 
 
 def has_tables(connection: Connection) -> bool:
+    return tables_exist(connection, t.search_index_state)
+
+
+def tables_exist(connection: Connection, state: Table) -> bool:
+    """Whether an index's `state` table (and so its other tables) is in the database."""
     if connection.dialect.name == "sqlite":
         found = connection.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'search_index_state'").scalar_one()
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (state.name,)).scalar_one()
         return bool(found)
-    return bool(connection.exec_driver_sql("SELECT to_regclass('search_index_state') IS NOT NULL").scalar_one())
+    return bool(connection.exec_driver_sql("SELECT to_regclass(%s) IS NOT NULL", (state.name,)).scalar_one())
 
 
 def is_current(connection: Connection, namespace: str) -> bool:
     """Whether the tables hold an index of the namespace in this format, current at its stored revision."""
-    if not has_tables(connection):
+    return index_is_current(connection, t.search_index_state, namespace, INDEX_FORMAT)
+
+
+def index_is_current(connection: Connection, state: Table, namespace: str, index_format: str) -> bool:
+    """`is_current` for the index whose state table is `state` and whose format is `index_format`."""
+    if not tables_exist(connection, state):
         return False
-    state, spaces = t.search_index_state, schema.memory_spaces
+    spaces = schema.memory_spaces
     # The format first: an index of an earlier format may lack the columns read below.
-    if connection.scalar(select(state.c.format).where(state.c.namespace == namespace)) != INDEX_FORMAT:
+    if connection.scalar(select(state.c.format).where(state.c.namespace == namespace)) != index_format:
         return False
     found = connection.execute(select(state.c.revision, spaces.c.revision)
                                .join_from(state, spaces, state.c.namespace == spaces.c.namespace)
