@@ -244,6 +244,29 @@ S = TypeVar("S")
 """A candidate set: a `Subset` of a stored index, or a list of ids in candidate order."""
 
 
+class _EventFilters(Protocol[S]):
+    """What answers the event filters: the loaded events (`EventSearchCache`, id lists) or the stored index's
+    columns (`StoredFacets`, `Subset`s)."""
+
+    def with_participants(self, wanted: list[str], /) -> S: ...
+    def with_event_type(self, requested: str, /) -> S: ...
+    def happened_within(self, low: float, high: float, /) -> S: ...
+
+
+def _event_filters(source: _EventFilters[S], wanted: list[str], type_wanted: str, happened_from: str | None,
+                   happened_to: str | None) -> list[tuple[str, S]]:
+    """The named hard filters of an event search, in the reference's order."""
+    filters: list[tuple[str, S]] = []
+    if wanted:
+        filters.append(("participants", source.with_participants(wanted)))
+    if type_wanted:
+        filters.append(("eventType", source.with_event_type(type_wanted)))
+    if happened_from or happened_to:
+        filters.append(("happened", source.happened_within(parse_bound(happened_from, -math.inf),
+                                                           parse_bound(happened_to, math.inf))))
+    return filters
+
+
 def _rankings(
     *,
     has_tokens: bool,
@@ -466,14 +489,7 @@ class Retrieval:
         def structured(subset: Subset, alone: bool) -> list[str]:
             return facets.structured(subset, temporal_intent, turn, size if head_only and alone else None)
 
-        filters: list[tuple[str, Subset]] = []
-        if wanted:
-            filters.append(("participants", facets.with_participants(wanted)))
-        if type_wanted:
-            filters.append(("eventType", facets.with_event_type(type_wanted)))
-        if happened_from or happened_to:
-            filters.append(("happened", facets.happened_within(parse_bound(happened_from, -math.inf),
-                                                               parse_bound(happened_to, math.inf))))
+        filters = _event_filters(facets, wanted, type_wanted, happened_from, happened_to)
         rankings: list[tuple[str, list[str]]] = []
         if filters:
             intersection = all_of(subset for _name, subset in filters)
@@ -507,14 +523,7 @@ class Retrieval:
         hits' fields; no other event is read (those left out by their status are read by id)."""
         facets = self._stored_facets(index)
         turn = self._memory.current_turn
-        filters: list[tuple[str, Subset]] = []
-        if wanted:
-            filters.append(("participants", facets.with_participants(wanted)))
-        if type_wanted:
-            filters.append(("eventType", facets.with_event_type(type_wanted)))
-        if happened_from or happened_to:
-            filters.append(("happened", facets.happened_within(parse_bound(happened_from, -math.inf),
-                                                               parse_bound(happened_to, math.inf))))
+        filters = _event_filters(facets, wanted, type_wanted, happened_from, happened_to)
         ordered_subsets: dict[Subset, list[tuple[int, str]]] = {}
 
         def ordered(subset: Subset) -> list[tuple[int, str]]:
@@ -586,14 +595,7 @@ class Retrieval:
             checkpoint()
             return [key for key, _score in index.rank(query, restrict_to=restrict)]  # type: ignore[misc]
 
-        filters: list[tuple[str, list[str]]] = []
-        if wanted:
-            filters.append(("participants", cache.with_participants(wanted)))
-        if type_wanted:
-            filters.append(("eventType", cache.with_event_type(type_wanted)))
-        if happened_from or happened_to:
-            filters.append(("happened", cache.happened_within(parse_bound(happened_from, -math.inf),
-                                                              parse_bound(happened_to, math.inf))))
+        filters = _event_filters(cache, wanted, type_wanted, happened_from, happened_to)
 
         mode, rankings, intersection = _listed_rankings(ids, has_tokens=bool(tokens), bm25=bm25,
                                                         structured=structured, filters=filters)
