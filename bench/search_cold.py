@@ -15,7 +15,11 @@ about 5 %; rare: about 0.2 %). For each size and kind, `--rounds` times, the kin
   (`wait4`);
 - cold, CLI: one `stratagate search FILE QUERY --namespace NS [filters]` process (empty cache directory):
   wall time, CPU time, peak RSS; against the `sqlite3` CLI running the peer's query on the FTS5 file;
-- warm, peer: the same queries through Python's sqlite3 on the FTS5 file, median.
+- warm, both: after its first query, the process runs each of the kind's queries once (the warm median:
+  each distinct query's first run in a process that has searched before), then each query
+  `STEADY_REPEATS` times (the steady median: the same query again, as a user refining a search does). The
+  peer does exactly the same in its own new Python process through Python's sqlite3 on the FTS5 file, so
+  both sides start each round as cold as each other.
 
 Each figure is the median over the rounds. "Cold" is a new process with nothing of StrataGate's cached; the
 operating system's file cache is warm (the benchmark cannot drop it). The machine is shared, so CPU time
@@ -32,7 +36,6 @@ import json
 import os
 import random
 import re
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -60,12 +63,13 @@ WORD_KINDS = ("frequent word", "mid word", "rare word")
 KINDS = MIX_KINDS + WORD_KINDS
 WEIGHTS = ", ".join(str(weight) for _name, _text, weight in event_search_fields({}))
 
+STEADY_REPEATS = 10  # runs of each query for the steady median
 WORKER = """
-import json, statistics, sys, time
+import json, resource, statistics, sys, time
 started = time.perf_counter()
 import stratagate
 imported = time.perf_counter()
-path, namespace, queries = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+path, namespace, queries, repeats = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
 memory = stratagate.open(path, namespace, read_only=True)
 opened = time.perf_counter()
 cpu = time.process_time()
@@ -79,10 +83,39 @@ for query, options in queries:
     memory.search_events(query, **options)
     samples.append((time.perf_counter() - start) * 1000)
     cpu_samples.append((time.process_time() - cpu) * 1000)
+usage, warm_end = resource.getrusage(resource.RUSAGE_SELF), time.time()  # the searching process's figures
+steady = []
+for query, options in queries:
+    for _ in range(repeats):
+        start = time.perf_counter()
+        memory.search_events(query, **options)
+        steady.append((time.perf_counter() - start) * 1000)
 memory.close()
 print(json.dumps({"import_ms": (imported - started) * 1000, "open_ms": (opened - imported) * 1000,
                   "first_ms": (first - opened) * 1000, "first_cpu_ms": first_cpu * 1000,
-                  "warm_ms": statistics.median(samples), "warm_cpu_ms": statistics.median(cpu_samples)}))
+                  "warm_ms": statistics.median(samples), "warm_cpu_ms": statistics.median(cpu_samples),
+                  "steady_ms": statistics.median(steady), "warm_end": warm_end,
+                  "worker_cpu": usage.ru_utime + usage.ru_stime, "worker_rss": usage.ru_maxrss / 1024}))
+"""
+
+# The peer's process does what WORKER does, on the FTS5 file: first query, each query once, then repeated.
+PEER_WORKER = """
+import json, sqlite3, statistics, sys, time
+uri, statements, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+connection = sqlite3.connect(uri, uri=True)
+connection.execute(*statements[0]).fetchall()
+samples = []
+for sql, parameters in statements:
+    start = time.perf_counter()
+    connection.execute(sql, parameters).fetchall()
+    samples.append((time.perf_counter() - start) * 1000)
+steady = []
+for sql, parameters in statements:
+    for _ in range(repeats):
+        start = time.perf_counter()
+        connection.execute(sql, parameters).fetchall()
+        steady.append((time.perf_counter() - start) * 1000)
+print(json.dumps({"fts5_ms": statistics.median(samples), "fts5_steady_ms": statistics.median(steady)}))
 """
 
 
@@ -164,17 +197,21 @@ def postgresql_copy(size: int, url: str) -> str:
 
 def _cold(size: int, kind: str, queries: list[tuple[str, dict]], path: str, peer: Path) -> dict:
     """One round of a kind's cold figures: the worker, the CLI and the sqlite3 CLI, each a new process."""
-    worker = [PYTHON, "-c", WORKER, path, NAMESPACE, json.dumps(queries)]
+    worker = [PYTHON, "-c", WORKER, path, NAMESPACE, json.dumps(queries), str(STEADY_REPEATS)]
     query, options = queries[0]
     cli = [STRATAGATE, "search", path, *_cli_arguments(query, options), "--namespace", NAMESPACE]
     with tempfile.TemporaryDirectory(prefix="stratagate-bench-cache-") as empty:
-        stdout, wall, cpu, rss = _reaped(worker, cache=empty)
-        row = json.loads(stdout) | {"worker_wall": wall, "worker_cpu": cpu, "worker_rss": rss}
+        spawned = time.time()
+        row = json.loads(_reaped(worker, cache=empty)[0])
+        row["worker_wall"] = row.pop("warm_end") - spawned  # to the end of the warm pass (not the steady one)
     with tempfile.TemporaryDirectory(prefix="stratagate-bench-cache-") as empty:
         _out, row["cli_wall"], row["cli_cpu"], row["cli_rss"] = _reaped(cli, cache=empty)
     sql, parameters = _fts5_sql(query, options)
     _out, row["sqlite3_wall"], row["sqlite3_cpu"], _rss = _reaped(["sqlite3", str(peer), _inline(sql, parameters)])
-    return row
+    statements = [_fts5_sql(query, options) for query, options in queries]
+    peer_worker = [PYTHON, "-c", PEER_WORKER, f"{peer.resolve().as_uri()}?mode=ro", json.dumps(statements),
+                   str(STEADY_REPEATS)]
+    return row | json.loads(_reaped(peer_worker)[0])
 
 
 def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]], rounds: int,
@@ -184,59 +221,62 @@ def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]], rounds: int,
     peer = fts5_file(size)
     path = database or str(memory_file(size))
     samples: dict[str, list[dict]] = {kind: [] for kind in KINDS}
-    connection = sqlite3.connect(f"{peer.resolve().as_uri()}?mode=ro", uri=True)
     for round_ in range(rounds):
         for kind in KINDS:
             print(f"search_cold: {size:,} events, {kind}, round {round_ + 1}/{rounds}", file=sys.stderr, flush=True)
-            row = _cold(size, kind, by_kind[kind], path, peer)
-            timings = []
-            for query, options in by_kind[kind]:
-                sql, parameters = _fts5_sql(query, options)
-                start = time.perf_counter()
-                connection.execute(sql, parameters).fetchall()
-                timings.append((time.perf_counter() - start) * 1000)
-            row["fts5_ms"] = statistics.median(timings)
-            samples[kind].append(row)
-    connection.close()
+            samples[kind].append(_cold(size, kind, by_kind[kind], path, peer))
     return {kind: {name: statistics.median(row[name] for row in rows) for name in rows[0]}
             for kind, rows in samples.items()}
 
 
+def _ratio(numerator: float, denominator: float) -> str:
+    return f"{numerator / max(denominator, 1e-3):.2f}×"
+
+
 def _table(results: dict[int, dict[str, dict]], database: str, heading: list[str]) -> str:
     sizes = sorted(results)
-    detail = []
+    cold, warm = [], []
     for size in sizes:
         for kind in KINDS:
             row = results[size][kind]
-            detail.append([
+            cold.append([
                 f"{size:,}", kind, f"{row['open_ms']:.0f}", f"{row['first_ms']:.0f} / {row['first_cpu_ms']:.0f}",
-                f"{row['worker_wall']:.2f} / {row['worker_cpu']:.2f}",
-                f"{row['warm_ms']:.2f} / {row['warm_cpu_ms']:.2f}",
-                f"{row['fts5_ms']:.2f}", f"{row['warm_ms'] / max(row['fts5_ms'], 1e-3):.2f}×",
-                f"{row['worker_rss']:.0f}", f"{row['cli_wall']:.2f} / {row['cli_cpu']:.2f}", f"{row['cli_rss']:.0f}",
+                f"{row['worker_wall']:.2f} / {row['worker_cpu']:.2f}", f"{row['worker_rss']:.0f}",
+                f"{row['cli_wall']:.2f} / {row['cli_cpu']:.2f}", f"{row['cli_rss']:.0f}",
                 f"{row['sqlite3_wall']:.3f} / {row['sqlite3_cpu']:.3f}",
                 f"{row['cli_wall'] / max(row['sqlite3_wall'], 1e-3):.0f}×",
             ])
+            warm.append([
+                f"{size:,}", kind, f"{row['warm_ms']:.2f} / {row['warm_cpu_ms']:.2f}", f"{row['fts5_ms']:.2f}",
+                _ratio(row["warm_ms"], row["fts5_ms"]), f"{row['steady_ms']:.2f}", f"{row['fts5_steady_ms']:.2f}",
+                _ratio(row["steady_ms"], row["fts5_steady_ms"]),
+            ])
     lines = [
         *heading,
-        f"{database}:",
+        f"{database}, cold (a new process each):",
         "",
-        "| events | kind | read-only open ms | first search ms, wall / CPU | searching process wall / CPU s "
-        "| warm median ms, wall / CPU | FTS5 warm median ms | warm / FTS5 | searching process peak RSS MB "
-        "| CLI wall / CPU s | its peak RSS MB | sqlite3 CLI wall / CPU s | CLI / sqlite3 CLI |",
-        "|---|---|" + "---:|" * 11,
-        *("| " + " | ".join(cells) + " |" for cells in detail),
+        markdown_table(["events", "kind", "read-only open ms", "first search ms, wall / CPU",
+                        "searching process to the end of its warm pass, wall / CPU s", "its peak RSS MB",
+                        "CLI wall / CPU s", "CLI peak RSS MB", "sqlite3 CLI wall / CPU s", "CLI / sqlite3 CLI"],
+                       cold),
+        "",
+        f"{database}, warm (after the process's first query), against FTS5 in a process doing the same:",
+        "",
+        markdown_table(["events", "kind", "each query's first run: median ms, wall / CPU", "FTS5 ms", "÷ FTS5",
+                        f"steady (each query {STEADY_REPEATS}×): median ms", "FTS5 ms", "÷ FTS5"], warm),
     ]
     if 10_000 in results and 100_000 in results:
-        small, large = 10_000, 100_000
-        growth = [[kind, f"{results[large][kind]['warm_ms'] / max(results[small][kind]['warm_ms'], 1e-3):.2f}×",
-                   f"{results[large][kind]['warm_cpu_ms'] / max(results[small][kind]['warm_cpu_ms'], 1e-3):.2f}×",
-                   f"{results[large][kind]['first_ms'] / max(results[small][kind]['first_ms'], 1e-3):.2f}×",
-                   f"{results[large][kind]['fts5_ms'] / max(results[small][kind]['fts5_ms'], 1e-3):.2f}×"]
+        small, large = results[10_000], results[100_000]
+        growth = [[kind, _ratio(large[kind]["warm_ms"], small[kind]["warm_ms"]),
+                   _ratio(large[kind]["warm_cpu_ms"], small[kind]["warm_cpu_ms"]),
+                   _ratio(large[kind]["steady_ms"], small[kind]["steady_ms"]),
+                   _ratio(large[kind]["first_ms"], small[kind]["first_ms"]),
+                   _ratio(large[kind]["fts5_ms"], small[kind]["fts5_ms"]),
+                   _ratio(large[kind]["fts5_steady_ms"], small[kind]["fts5_steady_ms"])]
                   for kind in KINDS]
-        lines += ["", f"Growth {small:,} → {large:,} events:", "",
-                  markdown_table(["kind", "warm median (wall)", "warm median (CPU)", "first search (wall)",
-                                  "FTS5 warm median"], growth)]
+        lines += ["", "Growth 10,000 → 100,000 events:", "",
+                  markdown_table(["kind", "first run (wall)", "first run (CPU)", "steady", "first search (wall)",
+                                  "FTS5 first run", "FTS5 steady"], growth)]
     return "\n".join(lines)
 
 
