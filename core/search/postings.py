@@ -22,8 +22,18 @@ _NO_DOCUMENTS = np.zeros(0, dtype=np.int32)
 
 
 def contributions(term_idf: float, frequencies: np.ndarray, lengths: np.ndarray, mean_length: float) -> np.ndarray:
-    """BM25 term contributions, elementwise, with the reference's operation order (bit-identical floats)."""
-    return term_idf * ((frequencies * (K1 + 1)) / (frequencies + K1 * (1 - B + B * lengths / mean_length)))
+    """BM25 term contributions, elementwise, with the reference's operation order (bit-identical floats):
+    `term_idf * ((f * (K1 + 1)) / (f + K1 * (1 - B + B * length / mean_length)))`, each operation done in
+    place on one of two float64 arrays (the expression would allocate eight; IEEE + and * commute exactly)."""
+    denominator = np.multiply(lengths, B, dtype=np.float64)
+    denominator /= mean_length
+    denominator += 1 - B
+    denominator *= K1
+    denominator += frequencies
+    result = np.multiply(frequencies, K1 + 1, dtype=np.float64)
+    result /= denominator
+    result *= term_idf
+    return result
 
 
 class TermPostings:

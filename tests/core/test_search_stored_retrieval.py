@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,12 +34,31 @@ def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytes
 
 @settings(max_examples=examples(30), deadline=None)
 @given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4),
-       sparse=st.booleans())
+       sparse=st.booleans(), blocks=st.sampled_from([1, 2, 3, stored_ranking.BOUND_BLOCKS]))
 def test_bm25_sums_the_same_scores_over_the_postings_or_every_position(
-        tmp_path_factory: pytest.TempPathFactory, operations, queries, sparse: bool) -> None:
-    # A rare word's scores are summed at its postings' positions only, a frequent one's over every position.
-    with mock.patch.object(stored_ranking, "SPARSE_BELOW", math.inf if sparse else 0.0):
+        tmp_path_factory: pytest.TempPathFactory, operations, queries, sparse: bool, blocks: int) -> None:
+    # A rare word's scores are summed at its postings' positions only, a frequent one's over every position;
+    # few bound blocks make the top-k's lower bound loose (blocks of many documents) on small memories.
+    with (mock.patch.object(stored_ranking, "SPARSE_BELOW", math.inf if sparse else 0.0),
+          mock.patch.object(stored_ranking, "BOUND_BLOCKS", blocks)):
         _check_stored_search(str(tmp_path_factory.mktemp("stored") / "memory.sqlite"), "ns", operations, queries)
+
+
+_totals = st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0, 1.0, 2.5, 3.0, 7.25]), max_size=300).map(
+    lambda values: np.array(values, dtype=np.float64))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(totals=_totals, limit=st.integers(1, 25), blocks=st.integers(1, 70))
+def test_the_top_k_of_the_totals_is_the_exhaustive_one(totals: np.ndarray, limit: int, blocks: int) -> None:
+    """`_best` gives the non-zero totals scoring at least the limit-th best, ties included, ascending: what
+    selecting every non-zero total and cutting at the limit-th best gives, for any number of bound blocks."""
+    present = np.flatnonzero(totals)
+    expected = present
+    if len(present) > limit:
+        expected = present[totals[present] >= np.sort(totals[present])[::-1][limit - 1]]
+    with mock.patch.object(stored_ranking, "BOUND_BLOCKS", blocks):
+        assert stored_ranking._best(totals, limit).tolist() == expected.tolist()
 
 
 @pytest.mark.postgres

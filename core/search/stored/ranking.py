@@ -59,26 +59,31 @@ class StoredEventIndex:
         if not documents or not postings:
             return nothing
         places, totals = _summed(postings, documents, average_length(total_length, documents))
-        positions, scores = _scored_at(places, totals, allowed)
-        if limit is not None and len(positions) > limit:
-            keep = scores >= -np.partition(-scores, limit - 1)[limit - 1]
-            positions, scores = positions[keep], scores[keep]
+        if limit is not None and allowed is None:
+            slots = _best(totals, limit)
+            positions, scores = (slots if places is None else places[slots]), totals[slots]
+        else:
+            positions, scores = _scored_at(places, totals, allowed)
+            if limit is not None and len(positions) > limit:
+                positions, scores = _at_least_limit_th(positions, scores, limit)
         order = np.argsort(-scores, kind="stable")
         return positions[order], scores[order]
 
     def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
         """(document frequency, current triples) of each indexed query term, in query order."""
-        settled = {term: (count, postings) for term, count, postings in driver_rows(
-            connection, f"SELECT term, count, postings FROM search_terms WHERE namespace = ? AND count > 0 "
-                        f"AND term IN ({marks(len(terms))})", (self.namespace, *terms))}
+        settled = {term: (count, pending, postings) for term, count, pending, postings in driver_rows(
+            connection, f"SELECT term, count, pending, postings FROM search_terms WHERE namespace = ? "
+                        f"AND count > 0 AND term IN ({marks(len(terms))})", (self.namespace, *terms))}
+        # `pending` counts the change rows written since the blob was settled (at least): 0 means none.
+        changed = [term for term, (_count, pending, _postings) in settled.items() if pending]
         overlay: dict[str, list[Any]] = defaultdict(list)
-        if settled:
+        if changed:
             for term, position, frequency, length in driver_rows(
                     connection, f"SELECT term, position, frequency, length FROM search_term_changes "
-                                f"WHERE namespace = ? AND term IN ({marks(len(settled))})",
-                    (self.namespace, *settled)):
+                                f"WHERE namespace = ? AND term IN ({marks(len(changed))})",
+                    (self.namespace, *changed)):
                 overlay[term].append((position, frequency, length))
-        return [(settled[term][0], merge(bytes(settled[term][1]), overlay.get(term, [])))
+        return [(settled[term][0], merge(bytes(settled[term][2]), overlay.get(term, [])))
                 for term in terms if term in settled]
 
     def ids(self, connection: Connection, positions: np.ndarray) -> list[str]:
@@ -97,24 +102,31 @@ class StoredEventIndex:
 
 SPARSE_BELOW = 1 / 16
 """Postings per document position under which the scores are summed over the postings' own positions."""
+BOUND_BLOCKS = 1024
+"""Blocks whose maxima bound the limit-th best score from below (`_best`)."""
 
 
 def _summed(postings: list[tuple[int, np.ndarray]], documents: int,
             mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
     """(places, totals): each document's BM25 score summed in query-term order, the same float additions
-    either way. For a rare word only at the positions its postings hold (`places`, ascending), which then
-    costs no pass over every position; for many postings (cheaper than sorting them) at every position up to
-    the largest (`places` None: the position is the index)."""
-    held = [triples[:, 0] for _count, triples in postings if len(triples)]
-    size = 1 + max((int(positions.max()) for positions in held), default=-1)
+    either way. For one term with postings, or rare words, only at the positions its postings hold (`places`,
+    ascending), which then costs no pass over every position; for many postings of several terms (cheaper
+    than sorting them) at every position up to the largest (`places` None: the position is the index).
+
+    A term's triples are in ascending, distinct positions (`merge`): its last position is its largest, and a
+    lone term's totals are its contributions as they are (0.0 + x is x)."""
+    held = [triples for _count, triples in postings if len(triples)]
+    if len(held) == 1:
+        count, triples = next(term for term in postings if len(term[1]))
+        return triples[:, 0], contributions(idf(documents, count), triples[:, 1], triples[:, 2], mean_length)
+    size = 1 + max((int(triples[-1, 0]) for triples in held), default=-1)
     places = None
     if sum(map(len, held)) < size * SPARSE_BELOW:
-        places = np.unique(np.concatenate(held)).astype(np.int64, copy=False)
+        places = np.unique(np.concatenate([triples[:, 0] for triples in held]))
     totals = np.zeros(size if places is None else len(places), dtype=np.float64)
     for count, triples in postings:
         slots = triples[:, 0] if places is None else np.searchsorted(places, triples[:, 0])
-        totals[slots] += contributions(idf(documents, count), triples[:, 1], triples[:, 2].astype(np.float64),
-                                       mean_length)
+        totals[slots] += contributions(idf(documents, count), triples[:, 1], triples[:, 2], mean_length)
     return places, totals
 
 
@@ -129,6 +141,8 @@ def _scored_at(places: np.ndarray | None, totals: np.ndarray,
             positions = positions[totals[positions] != 0]
         return positions, totals[positions]
     if allowed is None:
+        if totals.all():
+            return places, totals
         slots = np.flatnonzero(totals)
     else:  # a binary search per allowed position
         slots = np.searchsorted(places, allowed)
@@ -136,3 +150,27 @@ def _scored_at(places: np.ndarray | None, totals: np.ndarray,
         slots = slots[inside][places[slots[inside]] == allowed[inside]]
         slots = slots[totals[slots] != 0]
     return places[slots], totals[slots]
+
+
+def _at_least_limit_th(positions: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (positions, scores) scoring at least the limit-th best score (ties included), in their order."""
+    keep = scores >= np.partition(scores, len(scores) - limit)[len(scores) - limit]
+    return positions[keep], scores[keep]
+
+
+def _best(totals: np.ndarray, limit: int) -> np.ndarray:
+    """The indices, ascending, of the non-zero totals scoring at least the limit-th best of them (all of them
+    when fewer), without a pass that materializes every non-zero one.
+
+    The limit-th best maximum of `BOUND_BLOCKS` blocks is a lower bound of the limit-th best total: at least
+    `limit` distinct totals (those maxima) reach it. When it is positive, the totals that reach it are the
+    only candidates, and usually a few: the limit-th best among them is the limit-th best of all."""
+    if len(totals) > limit * 2:
+        maxima = np.maximum.reduceat(totals, np.arange(0, len(totals), -(-len(totals) // BOUND_BLOCKS)))
+        if len(maxima) >= limit:
+            bound = np.partition(maxima, len(maxima) - limit)[len(maxima) - limit]
+            if bound > 0:
+                slots = np.flatnonzero(totals >= bound)
+                return _at_least_limit_th(slots, totals[slots], limit)[0] if len(slots) > limit else slots
+    slots = np.flatnonzero(totals)
+    return _at_least_limit_th(slots, totals[slots], limit)[0] if len(slots) > limit else slots

@@ -14,7 +14,8 @@ SETTLE_AFTER = 64
 
 
 def merge(blob: bytes, overlay: list[Any]) -> np.ndarray:
-    """The current (position, frequency, length) triples: the blob's, overridden by the overlay's rows."""
+    """The current (position, frequency, length) triples: the blob's, overridden by the overlay's rows, in
+    ascending, distinct positions (a blob is built in position order and settled through this function)."""
     settled = np.frombuffer(blob, dtype=TRIPLE).reshape(-1, 3)
     if not overlay:
         return settled
