@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stratagate import events as event_ops
 from stratagate.assessment import RetrievalAssessment, normalize_retrieval_assessment
@@ -63,8 +63,6 @@ from stratagate.model import (
 )
 from stratagate.raw_search import MemoryTurnSearch, RankedRawHit
 from stratagate.retrieval import ElementHit, EventHit, RawHit, Retrieval, SearchHits
-from stratagate.search.stored import StoredEventIndex
-from stratagate.search.stored_facts import StoredFactIndex
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, MODEL_RESPONSE_HISTORY_LIMIT, SCHEMA_VERSION
 from stratagate.state import MemoryState, Mutation
 from stratagate.storage.backend import SECTION_KEYS, StorageBackend
@@ -82,6 +80,10 @@ from stratagate.validation import (
     unique_in_order,
 )
 from stratagate.weights import BASE_LAMBDA, weight_at
+
+if TYPE_CHECKING:
+    from stratagate.search.stored import StoredEventIndex
+    from stratagate.search.stored_facts import StoredFactIndex
 
 _CONSTRUCT = object()
 

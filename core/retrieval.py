@@ -13,9 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
@@ -23,15 +21,16 @@ from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, p
 from stratagate.model import EVENT_STATUSES, Block, Element, ElementFact, Event, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
-from stratagate.search.explained import explain_stored_events, filter_mismatches, rank_within
 from stratagate.search.index import ExplainedHit, InvertedIndex
 from stratagate.search.rrf import fuse
 from stratagate.search.stored import StoredEventIndex
 from stratagate.search.stored.facets import StoredFacets
 from stratagate.search.stored.filtered import fused_head
-from stratagate.search.stored_facts import StoredFactIndex
 from stratagate.search.subsets import ALL, Subset, all_of
 from stratagate.search.tokenize import fuzzy_search_match, normalize_search_text, search_tokens
+
+if TYPE_CHECKING:
+    from stratagate.search.stored_facts import StoredFactIndex
 
 RAW_BLOCKS_PER_READ = 64
 """Blocks a raw-message search reads at a time."""
@@ -408,7 +407,7 @@ class Retrieval:
             # An outside-cache index (a writable v5/v6 file's) shows the revision it was built for.
             self._stored, self._facets = False, None
         facts = self._stored_facts
-        if section in ("elements", "*") and isinstance(facts, StoredFactIndex) and not facts.follows_commits:
+        if section in ("elements", "*") and facts and not facts.follows_commits:  # an index, not False or None
             self._stored_facts = False
         if section == "*":
             self._events = self._facts = self._event_filters = self._facets = None
@@ -521,6 +520,11 @@ class Retrieval:
         """`_search_events` with `explain=True` over the storage's persistent index: every ranking in full,
         the filters' exclusions from the index's columns, and BM25 details from its statistics and the kept
         hits' fields; no other event is read (those left out by their status are read by id)."""
+        # Imported here: a search without explain (a one-shot CLI search) does not load them.
+        import numpy as np
+
+        from stratagate.search.explained import explain_stored_events, filter_mismatches, rank_within
+
         facets = self._stored_facets(index)
         turn = self._memory.current_turn
         filters = _event_filters(facets, wanted, type_wanted, happened_from, happened_to)

@@ -53,3 +53,39 @@ def test_searching_an_sqlite_file_does_not_import_the_postgresql_dialect(tmp_pat
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ""
+
+
+def _modules_after_cli(arguments: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The modules starting with one of `prefixes` that a `stratagate ARGUMENTS` process has imported."""
+    code = (
+        "import sys\n"
+        "from stratagate.cli.main import cli\n"
+        f"cli({arguments!r}, standalone_mode=False)\n"
+        f"print('\\n' + ','.join(sorted(m for m in sys.modules if m.startswith({prefixes!r}))))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [name for name in completed.stdout.splitlines()[-1].split(",") if name]
+
+
+def test_a_plain_cli_search_imports_only_what_it_runs(tmp_path: Path):
+    # Explanations, the element index and the index's writes are loaded by the searches and commits that use
+    # them: a one-shot `stratagate search` of a file that holds its index pays for its own query only.
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "agent", block_turn_size=1) as memory:
+        memory.append_turn("where is the lighthouse", "on the northern cape")
+        memory.add_event("the lighthouse", "on the northern cape", source_block_id=memory.list_blocks()[0].id)
+        memory.search_events("lighthouse")  # builds the index into the file
+    lazy = ("stratagate.search.explained", "stratagate.search.stored.writes", "stratagate.search.stored_facts.index",
+            "stratagate.search.stored_facts.writes", "sqlalchemy.dialects.postgresql")
+    for query in ("lighthouse", ""):
+        assert _modules_after_cli(["search", str(path), query, "--namespace", "agent"], lazy) == []
+    explained = _modules_after_cli(["search", str(path), "lighthouse", "--namespace", "agent", "--explain"], lazy)
+    assert explained == ["stratagate.search.explained"]
+
+
+def test_opening_a_file_in_the_cli_loads_no_search_arrays(tmp_path: Path):
+    # numpy (about 0.1 s of CPU) serves the search index's queries and writes, not `open` or `export`.
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "agent", block_turn_size=1) as memory:
+        memory.append_turn("where is the lighthouse", "on the northern cape")
+    assert _modules_after_cli(["open", str(path), "--read-only"], ("numpy", "stratagate.search.stored.ranking")) == []

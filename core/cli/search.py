@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 import stratagate
-from stratagate.retrieval import SearchHits
 from stratagate.weights import weight_at
+
+if TYPE_CHECKING:
+    from stratagate.retrieval import SearchExplanation
 
 KINDS = ("events", "elements", "raw")
 
@@ -58,8 +60,9 @@ def command(database: str, query: str, namespace: str, kind: str, limit: int | N
             hits = memory.search_raw_memory(query, 6 if limit is None else limit)
             rows = [_raw_row(hit) for hit in hits]
         report = {"query": query, "kind": kind, "hits": rows}
-        if explain and isinstance(hits, SearchHits) and hits.explanation:
-            report["explanation"] = _explanation(hits)
+        explanation = getattr(hits, "explanation", None)  # raw hits are a plain list
+        if explain and explanation:
+            report["explanation"] = _explanation(explanation)
         if as_json:
             click.echo(json.dumps(report, ensure_ascii=False, indent=2))
         else:
@@ -125,8 +128,7 @@ def _raw_row(hit: Any) -> dict[str, Any]:
     }
 
 
-def _explanation(hits: SearchHits) -> dict[str, Any]:
-    explanation = hits.explanation
+def _explanation(explanation: SearchExplanation) -> dict[str, Any]:
     return {
         "tokens": explanation.tokens,
         "mode": explanation.mode,

@@ -8,9 +8,10 @@ decoded only when asked for, and `index` searches the buffer in C.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 SEPARATOR = "\x1f"
 """The ASCII unit separator: never in a sane id; a key holding it cannot be packed (`pack` returns None)."""
@@ -33,6 +34,8 @@ class PackedKeys(Sequence[str]):
     def from_joined(cls, parts: Iterable[str], count: int) -> PackedKeys | None:
         """`count` keys given as strings of separator-joined keys (chunks of the full list, in order); None when
         a key holds the separator itself (the caller then keeps a plain list)."""
+        import numpy as np  # here: storage imports this module, and a process that lists no keys needs no arrays
+
         buffer = (SEPARATOR + SEPARATOR.join(parts) + SEPARATOR).encode(errors=_ERRORS) if count else _SEPARATOR_BYTE
         bounds = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == _SEPARATOR_BYTE[0]).astype(np.int64)
         return cls(buffer, bounds) if len(bounds) == count + 1 else None
@@ -80,7 +83,7 @@ class PackedKeys(Sequence[str]):
             return -1
         at = self._buffer.find(_SEPARATOR_BYTE + key.encode(errors=_ERRORS) + _SEPARATOR_BYTE, int(self._bounds[start]))
         # The match starts at a separator, so it is one of the bounds: its position is the key's row.
-        return -1 if at < 0 else int(np.searchsorted(self._bounds, at))
+        return -1 if at < 0 else int(self._bounds.searchsorted(at))
 
     @property
     def nbytes(self) -> int:

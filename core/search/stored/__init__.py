@@ -11,10 +11,17 @@ reference's candidate order. One module per job:
 - `ranking`: BM25 over the stored postings (`StoredEventIndex`);
 - `facets`: filters and structured orders answered by SQL over the indexed columns (`StoredFacets`; the
   search layer imports it itself: it needs the weight rules, which storage, importing this package, must not).
+
+`ranking` and `writes` (numpy arrays) are imported on first use of their names: storage imports this
+package for its table checks, and a process that only opens, exports or searches a memory needs one of them
+at most.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from stratagate.search.stored.documents import CANDIDATE_STATUSES, count_candidates, read_event_records
-from stratagate.search.stored.ranking import StoredEventIndex
 from stratagate.search.stored.tables import (
     INDEX_FORMAT,
     Connect,
@@ -25,10 +32,25 @@ from stratagate.search.stored.tables import (
     is_current,
     stored_revision,
 )
-from stratagate.search.stored.writes import build, indexed_before, keep_current
+
+if TYPE_CHECKING:
+    from stratagate.search.stored.ranking import StoredEventIndex
+    from stratagate.search.stored.writes import build, indexed_before, keep_current
 
 __all__ = [
     "CANDIDATE_STATUSES", "INDEX_FORMAT", "Connect", "Progress", "StoredEventIndex", "build",
     "count_candidates", "create_tables", "drop_namespace", "has_tables", "indexed_before", "is_current",
     "keep_current", "read_event_records", "stored_revision",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StoredEventIndex":
+        from stratagate.search.stored.ranking import StoredEventIndex
+
+        return StoredEventIndex
+    if name in ("build", "indexed_before", "keep_current"):
+        from stratagate.search.stored import writes
+
+        return getattr(writes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,12 +8,21 @@ Documents are element facts. One module per job:
 - `postings`: reading a query's postings and writing a commit's changes;
 - `writes`: building the index and keeping it current in every commit (`Upkeep`);
 - `index`: BM25, filters, the structured order and explanations (`StoredFactIndex`).
+
+`index` and `writes` (numpy arrays, and the explanations) are imported on first use of their names: storage
+imports this package for its table checks, and an event search or an export never needs them.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from stratagate.search.stored_facts.documents import count_facts, read_elements
-from stratagate.search.stored_facts.index import StoredFactIndex
 from stratagate.search.stored_facts.tables import FACT_INDEX_FORMAT, drop_namespace, has_tables, is_current
-from stratagate.search.stored_facts.writes import Upkeep, build
+
+if TYPE_CHECKING:
+    from stratagate.search.stored_facts.index import StoredFactIndex
+    from stratagate.search.stored_facts.writes import Upkeep, build
 
 __all__ = [
     "FACT_INDEX_FORMAT",
@@ -26,3 +35,15 @@ __all__ = [
     "is_current",
     "read_elements",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StoredFactIndex":
+        from stratagate.search.stored_facts.index import StoredFactIndex
+
+        return StoredFactIndex
+    if name in ("Upkeep", "build"):
+        from stratagate.search.stored_facts import writes
+
+        return getattr(writes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
