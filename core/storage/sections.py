@@ -23,7 +23,6 @@ from sqlalchemy import (
     LargeBinary,
     Select,
     Table,
-    bindparam,
     cast,
     delete,
     exists,
@@ -40,6 +39,7 @@ from stratagate.storage import event_order
 from stratagate.storage import records as rec
 from stratagate.storage import schema as s
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, SECTION_KEYS, Record
+from stratagate.storage.driver import driver_rows, marks
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import LegacySchema
 from stratagate.storage.packed_keys import SEPARATOR, PackedKeys
@@ -68,15 +68,20 @@ def _in_order(keys: list[str] | None, *order) -> list:
     return list(order) if keys is None else []
 
 
-@cache
-def _keyed_event_reads() -> tuple[Any, Any]:
-    """The events at some ids and their sources (`_read_events` with keys): no ORDER BY (see `_in_order`)."""
-    e, es = s.events, s.event_sources
-    keys = bindparam("keys", expanding=True)
-    return (select(e).where(e.c.namespace == bindparam("namespace"), e.c.id.in_(keys)),
-            select(es.c.event_id, es.c.message_id)
-            .where(es.c.namespace == bindparam("namespace"), es.c.event_id.in_(keys))
-            .order_by(es.c.event_id, es.c.position))
+_EVENT_COLUMNS = tuple(column.name for column in s.events.columns)
+
+
+def _keyed_events(connection: Connection, namespace: str, keys: list[str]) -> list[Record]:
+    """The events at some ids (a search's hits) and their sources, sent to the driver as they are
+    (`driver_rows`); no ORDER BY (see `_in_order`)."""
+    asked = (namespace, *keys)
+    rows = driver_rows(connection, f"SELECT {', '.join(_EVENT_COLUMNS)} FROM events "
+                                   f"WHERE namespace = ? AND id IN ({marks(len(keys))})", asked)
+    sources = _grouped(driver_rows(connection, f"SELECT event_id, message_id FROM event_sources "
+                                               f"WHERE namespace = ? AND event_id IN ({marks(len(keys))}) "
+                                               f"ORDER BY event_id, position", asked))
+    return [rec.event_record(row, sources.get(row["id"], []))
+            for row in (dict(zip(_EVENT_COLUMNS, values, strict=True)) for values in rows)]
 
 
 def upsert(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -471,11 +476,8 @@ class SectionStore:
 
     def _read_events(self, connection: Connection, namespace: str, keys: list[str] | None) -> list[Record]:
         e, es = s.events, s.event_sources
-        if keys is not None:  # a search's hits: statements built once (building costs more than reading)
-            rows_by_keys, sources_by_keys = _keyed_event_reads()
-            rows = connection.execute(rows_by_keys, {"namespace": namespace, "keys": keys}).mappings().all()
-            sources = _grouped(connection.execute(sources_by_keys, {"namespace": namespace, "keys": keys}))
-            return [rec.event_record(row, sources.get(row["id"], [])) for row in rows]
+        if keys is not None:
+            return _keyed_events(connection, namespace, keys)
         rows = connection.execute(
             select(e).where(e.c.namespace == namespace).order_by(e.c.position, e.c.id)
         ).mappings().all()

@@ -12,6 +12,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from stratagate.storage import schema
 from stratagate.storage import search_tables as t
+from stratagate.storage.driver import driver_rows
+from stratagate.storage.driver import marks as marks  # the search modules take it from here too
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,21 +51,6 @@ def replace(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> N
                                                       if c.name not in keys})
 
 
-def driver_rows(connection: Connection, sql: str, values: tuple | list) -> list[tuple]:
-    """Rows of `sql` (with `?` marks) sent to the driver as is: a search runs a few such statements, and
-    building them with SQLAlchemy Core, or its per-row result processing, costs more than running them."""
-    if connection.dialect.paramstyle != "qmark":
-        sql = sql.replace("?", "%s")
-    if not connection.in_transaction():
-        connection.begin()  # so that the statements of one read see one snapshot (SQLite's BEGIN is explicit)
-    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cursor.execute(sql, tuple(values))
-        return cursor.fetchall()
-    finally:
-        cursor.close()
-
-
 def position_set(connection: Connection, sql: str, values: tuple | list) -> np.ndarray:
     """The distinct `position` values of a SELECT (with `?` marks), ascending. The database joins them into
     one text, parsed here at once: thousands of one-number rows cost more to fetch than to select."""
@@ -87,10 +74,6 @@ def ordered_positions(connection: Connection, sql: str, values: tuple | list) ->
         return np.array([row[0] for row in driver_rows(connection, sql, values)], dtype=np.int64)
     text = driver_rows(connection, f"SELECT group_concat(position) FROM ({sql}) AS selected", values)[0][0]
     return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
-
-
-def marks(count: int) -> str:
-    return ", ".join("?" * count)
 
 
 def create_tables(connection: Connection) -> None:
