@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.errors import SnapshotError
-from stratagate.snapshot import empty_snapshot, normalize_snapshot
+from stratagate.snapshot import _event_well_formed, empty_snapshot, normalize_snapshot, validate_section
 from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_SNAPSHOT
 from tests.property_budget import examples
 
@@ -124,3 +125,40 @@ def test_any_corrupted_field_gives_snapshot_error_or_a_valid_snapshot(path, valu
     except SnapshotError:
         return
     assert normalize_snapshot(upgraded) == upgraded
+
+
+EVENT = normalize_snapshot(FIXTURE)["events"][0]
+TEMPORAL_KEYS = ("mentionedAt", "happenedStart", "happenedEnd", "eventType", "originalText", "threadId",
+                 "participants", "supersedesEventIds")
+EVENT_PATHS = sorted({path for path in _paths(EVENT) if path} | {("temporal", key) for key in TEMPORAL_KEYS},
+                     key=repr)
+DELETED = object()
+
+
+def _checked_field_by_field(event) -> bool:
+    """Whether `validate_section` accepts the event with its quick check of well-formed events turned off."""
+    with mock.patch("stratagate.snapshot._event_well_formed", return_value=False):
+        try:
+            validate_section("events", [event])
+        except SnapshotError:
+            return False
+    return True
+
+
+def test_a_stored_event_takes_the_quick_check():
+    assert _event_well_formed(EVENT) and _checked_field_by_field(EVENT)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.sampled_from(EVENT_PATHS), JSON_VALUES | st.integers() | st.just(DELETED))
+def test_the_quick_check_passes_only_events_the_full_checks_pass(path, value):
+    event = copy.deepcopy(EVENT)
+    target = event
+    for key in path[:-1]:
+        target = target[key]
+    if value is DELETED:
+        target.pop(path[-1]) if isinstance(target, list) else target.pop(path[-1], None)
+    else:
+        target[path[-1]] = value
+    if _event_well_formed(event):
+        assert _checked_field_by_field(event)
