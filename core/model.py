@@ -185,16 +185,25 @@ class EventTemporal:
 
     @classmethod
     def from_record(cls, record: Record) -> EventTemporal:
-        known = {attr: copy.deepcopy(record[key]) for key, attr in _TEMPORAL_FIELDS.items() if key in record}
-        extra = {key: copy.deepcopy(value) for key, value in record.items() if key not in _TEMPORAL_FIELDS}
+        known = {attr: _copied(record[key]) for key, attr in _TEMPORAL_FIELDS.items() if key in record}
+        extra = {key: _copied(value) for key, value in record.items() if key not in _TEMPORAL_FIELDS}
         return cls(**known, extra=extra)
 
     def to_record(self) -> Record:
         record: Record = {}
         for key, attr in _TEMPORAL_FIELDS.items():
-            _optional(record, key, copy.deepcopy(getattr(self, attr)))
+            _optional(record, key, _copied(getattr(self, attr)))
         record.update(copy.deepcopy(self.extra))
         return record
+
+
+def _copied(value: Any) -> Any:
+    """`copy.deepcopy` of a JSON value, without its cost for the texts and lists of texts temporals hold."""
+    if value is None or type(value) is str:
+        return value
+    if type(value) is list and all(type(item) is str for item in value):
+        return list(value)
+    return copy.deepcopy(value)
 
 
 @dataclass
