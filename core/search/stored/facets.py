@@ -64,6 +64,7 @@ class StoredFacets:
         self.namespace = index.namespace
         self._classes_at = -1
         self._classes: dict[Subset, list[tuple[WeightClass, int]]] = {}
+        self._weighted: dict[tuple[Subset, int], list[tuple[float, WeightClass, int]]] = {}
         self._kept_at = -1
         self._kept: dict[tuple, object] = {}
         """What the queries of one revision share (see `_kept_for`)."""
@@ -232,8 +233,7 @@ class StoredFacets:
         least it, so no lighter row is. The rest of the first `top` are rows weighing exactly `threshold`,
         ordered among themselves by updatedAt descending then position, so the first `top - heavier` of them
         in that order (read with ORDER BY ... LIMIT) complete it."""
-        weighted = sorted(((class_weight(key, turn), key, count) for key, count in self._weight_classes(
-            connection, subset)), key=lambda item: -item[0])
+        weighted = self._weighted_classes(connection, subset, turn)
         if not weighted:
             return []
         threshold, total = weighted[-1][0], 0
@@ -248,12 +248,25 @@ class StoredFacets:
         rows = self._class_rows(connection, subset, heavier, None) + self._class_rows(connection, subset, tied, rest)
         return [row[1] for row in _by_weight(rows, turn)[:top]]
 
+    def _weighted_classes(self, connection: Connection, subset: Subset,
+                          turn: int) -> list[tuple[float, WeightClass, int]]:
+        """(weight at `turn`, class, candidate count) of the subset's weight classes, heaviest first, kept with
+        the classes (the turn moves less often than queries come)."""
+        classes = self._weight_classes(connection, subset)
+        found = self._weighted.get((subset, turn))
+        if found is None:
+            if len(self._weighted) >= KEPT_SUBSETS:
+                del self._weighted[next(iter(self._weighted))]
+            found = self._weighted[subset, turn] = sorted(
+                ((class_weight(key, turn), key, count) for key, count in classes), key=lambda item: -item[0])
+        return found
+
     def _weight_classes(self, connection: Connection, subset: Subset) -> list[tuple[WeightClass, int]]:
         """(class, candidate count) of the subset's weight classes, kept until the index moves to another
         revision (the empty query and the full weight order ask for every candidate's each time)."""
         revision = self._revision(connection)
         if self._classes_at != revision:
-            self._classes_at, self._classes = revision, {}
+            self._classes_at, self._classes, self._weighted = revision, {}, {}
         if subset not in self._classes:
             if len(self._classes) >= KEPT_SUBSETS:  # a long-lived process asks for ever new filter mixes
                 del self._classes[next(iter(self._classes))]
