@@ -8,8 +8,10 @@ carries the other processes' load; CPU time is the steadier figure. A child's pe
 this benchmark process's own RSS when it forks (about 73 MB here): the kernel carries the high-water mark
 across fork and exec, so the small floors show that figure.
 
-- start-up floors: `python -c pass`, `python -c "import sqlalchemy"` (the SQL layer every search needs)
-  and `stratagate --version` (the event search CLI on the same machine: bench/search_cold.py);
+- start-up floors: `python -c pass`, `python -c "import sqlalchemy"` (the SQL layer every search needs),
+  `stratagate --version`, and a plain `stratagate search` (words, no `--explain`) on
+  `memory_files.memory_file(100_000)` (its event index in the file), which adds numpy, ICU and the engine's
+  own modules to that floor (every event search kind, cold: bench/search_cold.py);
 - raw-message search (`--kind raw`): the reference's unranked scan of sealed messages, first 6 sharing a
   word with the query, on `block_memories.block_memory(100_000, 16_700)` (400,800 messages in 16,700
   blocks): a word in about every message, and a word found nowhere (the whole namespace is scanned);
@@ -113,6 +115,8 @@ def _rows(quick: bool) -> list[tuple[str, str, list[str]]]:
         ("start-up", "`python -c pass`", [PYTHON, "-c", "pass"]),
         ("start-up", "`python -c \"import sqlalchemy\"`", [PYTHON, "-c", "import sqlalchemy"]),
         ("start-up", "`stratagate --version`", [STRATAGATE, "--version"]),
+        ("start-up", "`stratagate search`, words (no --explain)", [*search, events, "anbado gorvelte", "--namespace",
+                                                                 EVENTS_NAMESPACE]),
         ("raw messages", "a word in about every message", [*search, blocks, "sazen", "--namespace", BLOCKS_NAMESPACE,
                                                            "--kind", "raw"]),
         ("raw messages", "a word found nowhere", [*search, blocks, "zzzqqq", "--namespace", BLOCKS_NAMESPACE,
