@@ -48,16 +48,42 @@ def blob_bytes(blob: Blob) -> bytes:
     return blob_json(blob.original_path, blob.content, blob.archived_at, blob.tags)
 
 
+def _blob_frame(original_path: str, archived_at: str, tags: list[str]) -> tuple[str, str]:
+    """A blob's JSON before and after the characters of its content (quotes excluded)."""
+    listed = "[]" if not tags else "[\n    " + ",\n    ".join(map(quote, tags)) + "\n  ]"
+    return (
+        f'{{\n  "original_path": {quote(original_path)},\n  "content": "',
+        f'",\n  "archived_at": {quote(archived_at)},\n  "tags": {listed}\n}}',
+    )
+
+
 def blob_json(original_path: str, content: str, archived_at: str, tags: list[str]) -> bytes:
     """Exactly `json.dumps(blob_dict, indent=2)`, built from C-encoded parts (indent=2 is the slow
     pure-Python encoder, and encoding was the largest cost of archiving). Eviction calls it per file
     without building a `Blob`."""
-    listed = "[]" if not tags else "[\n    " + ",\n    ".join(map(quote, tags)) + "\n  ]"
-    text = (
-        f'{{\n  "original_path": {quote(original_path)},\n  "content": {quote(content)},'
-        f'\n  "archived_at": {quote(archived_at)},\n  "tags": {listed}\n}}'
+    head, tail = _blob_frame(original_path, archived_at, tags)
+    return f"{head}{quote(content)[1:-1]}{tail}".encode()
+
+
+# Bytes `json.dumps` writes as they are (printable ASCII), plus the three escaped by `ascii_blob_json`.
+_PLAIN_TEXT = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+
+
+def ascii_blob_json(original_path: str, data: bytes, archived_at: str, tags: list[str]) -> bytes | None:
+    """`blob_json` of a file's bytes when they are printable ASCII, tabs and line breaks (most markdown):
+    escaped as bytes, skipping the decode, the escape of a str and the encode back (about 4 µs of a
+    1.5 KB file). None for any other file."""
+    if data.translate(None, _PLAIN_TEXT):
+        return None
+    escaped = (
+        data.replace(b"\\", b"\\\\")
+        .replace(b'"', b'\\"')
+        .replace(b"\n", b"\\n")
+        .replace(b"\r", b"\\r")
+        .replace(b"\t", b"\\t")
     )
-    return text.encode("utf-8")
+    head, tail = _blob_frame(original_path, archived_at, tags)
+    return b"".join((head.encode(), escaped, tail.encode()))
 
 
 def read_blob(file: Path) -> Blob:

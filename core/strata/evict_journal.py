@@ -32,6 +32,7 @@ from stratagate.strata.errors import DestinationExistsError, StrataError, Unsafe
 from stratagate.strata.fsutil import (
     FolderDescriptors,
     atomic_write_bytes,
+    close_all,
     move_without_overwrite,
     sibling_name,
     sync_filesystem,
@@ -185,8 +186,7 @@ class EvictionRun:
             assert self._rows is not None
             self._rows.add([staged.row for staged in batch])
         except BaseException:
-            close_descriptors(batch)
-            folders.close()
+            close_descriptors(batch, folders)
             raise
         self._handed = [handed for handed in self._handed if not handed[0].done()]
         future = self._rewriter.submit(self._rewrite, batch, folders)
@@ -199,8 +199,7 @@ class EvictionRun:
             os.fsync(self._handle.fileno())  # the batch's section is durable before any file is touched
             skipped = _turn_into_blobs(batch)
         finally:
-            close_descriptors(batch)
-            folders.close()
+            close_descriptors(batch, folders)
         self._not_archived += [staged.id for staged in batch if staged.path in skipped]
         self._start_writeback()
         return skipped
@@ -237,8 +236,7 @@ class EvictionRun:
         self._rewriter.shutdown(cancel_futures=True)
         for future, batch, folders in self._handed:
             if future.cancelled():
-                close_descriptors(batch)
-                folders.close()
+                close_descriptors(batch, folders)
         if self._writeback is not None:
             self._writeback.join()
         if self._rows is not None:
@@ -253,10 +251,13 @@ def _write_back(folder: Path) -> None:
         sync_filesystem(folder)
 
 
-def close_descriptors(batch: list[StagedBlob]) -> None:
-    for staged in batch:
-        if staged.descriptor >= 0:
-            os.close(staged.descriptor)
+def close_descriptors(batch: list[StagedBlob], folders: FolderDescriptors | None = None) -> None:
+    """Close the batch's files (and `folders`): a few `close_range` calls for the whole batch."""
+    descriptors = [staged.descriptor for staged in batch if staged.descriptor >= 0]
+    if folders is None:
+        close_all(descriptors)
+    else:
+        folders.close(together_with=descriptors)
 
 
 def _turn_into_blobs(batch: list[StagedBlob]) -> dict[str, str]:

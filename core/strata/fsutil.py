@@ -77,6 +77,17 @@ def sync_filesystem(path: Path | str) -> None:
     os.sync()
 
 
+def close_all(descriptors: list[int]) -> None:
+    """Close these (distinct, open) descriptors with one `close_range` per run of consecutive numbers
+    instead of one `close` each: every number in such a run is one of them, so nothing else is closed."""
+    ordered = sorted(descriptors)
+    start = 0
+    for end in range(1, len(ordered) + 1):
+        if end == len(ordered) or ordered[end] != ordered[end - 1] + 1:
+            os.closerange(ordered[start], ordered[end - 1] + 1)
+            start = end
+
+
 class FolderDescriptors:
     """Open descriptors of folders, by path, so names resolve from them (`dir_fd`) instead of walking the
     whole path again (a rename by full path cost about a third more CPU). Paths resolve as before: a
@@ -98,9 +109,9 @@ class FolderDescriptors:
             self._open[folder] = descriptor
         return descriptor
 
-    def close(self) -> None:
-        for descriptor in self._open.values():
-            os.close(descriptor)
+    def close(self, together_with: list[int] | None = None) -> None:
+        """Close every folder, and `together_with` (the caller's descriptors) in the same `close_all`."""
+        close_all([*self._open.values(), *(together_with or ())])
         self._open.clear()
 
 

@@ -18,14 +18,21 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
 from stratagate.strata import rehydrate_journal
-from stratagate.strata.archive import PREVIEW_CHARS, blob_json, infer_tags, read_blob, utc_now_iso
+from stratagate.strata.archive import (
+    PREVIEW_CHARS,
+    ascii_blob_json,
+    blob_json,
+    infer_tags,
+    read_blob,
+    utc_now_iso,
+)
 from stratagate.strata.errors import (
     DestinationExistsError,
     FileTooLargeError,
@@ -258,17 +265,18 @@ def apply_evict(
         sidecar = store.sidecar()
         shadow = store.shadow()  # a damaged index is reported here, before any file moves
         batch: list[StagedBlob] = []
-        folders = (
-            FolderDescriptors()
-        )  # the batch's folders (at most one per file), open until it is rewritten
+        folders = FolderDescriptors()  # the batch's folders (at most one per file), open until rewritten
+        archive_folder = FolderDescriptors()  # archive/, open for the whole run
         batch_files = _evict_batch_files()
         planned_by_path = {result.path: result for result in plan}
         try:
             with EvictionRun(store.evict_journal_file, shadow) as run:
                 handed: list[tuple[Future[dict[str, str]], list[StagedBlob]]] = []
                 batch_bytes = 0
-                cooled_prefix, archive_prefix = f"{store.cooled_root}/", f"{store.archive_root}/"
+                cooled_prefix = f"{store.cooled_root}/"
+                archive = (f"{store.archive_root}/", archive_folder.get(str(store.archive_root)))
                 archived_at = utc_now_iso()  # one eviction run, one timestamp
+                ids = _new_ids()
                 for planned in _pending(plan):
                     if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
                         archiving, batch, batch_bytes, batch_folders = batch, [], 0, folders
@@ -278,7 +286,7 @@ def apply_evict(
                             results += _archived(*handed.pop(0), sidecar, planned_by_path, progress)
                     try:
                         staged = _stage_blob(
-                            store, planned, folders, cooled_prefix, archive_prefix, archived_at
+                            store, planned, folders, cooled_prefix, archive, archived_at, next(ids)
                         )
                     except NotTextError as error:
                         results.append(_quarantine(store, planned, sidecar, error))
@@ -302,6 +310,7 @@ def apply_evict(
         finally:
             close_descriptors(batch)  # staged but never handed to the run (which closes its own)
             folders.close()
+            archive_folder.close()
             shadow.close()
     return results
 
@@ -324,14 +333,18 @@ def _stage_blob(
     planned: FileResult,
     folders: FolderDescriptors,
     cooled_prefix: str,
-    archive_prefix: str,
+    archive: tuple[str, int],
     archived_at: str,
+    entry_id: str,
 ) -> StagedBlob:
     """Read a cooled file and build its blob and shadow row; the file stays open (read-write) for its
-    rewrite, so archiving it costs no second open. Its folder and archive/ are opened through `folders`."""
+    rewrite, so archiving it costs no second open. Its folder is opened through `folders`; `archive`
+    is archive/ as (path prefix, descriptor)."""
     source = cooled_prefix + planned.path
     folder, name = source.rsplit("/", 1)
     source_folder = folders.get(folder)
+    relative = planned.path
+    tags = infer_tags(relative)
     # O_NOFOLLOW: a file swapped for a symlink since the plan is refused, never followed out of the tree.
     descriptor = os.open(name, os.O_RDWR | os.O_NOFOLLOW, dir_fd=source_folder)
     try:
@@ -341,10 +354,17 @@ def _stage_blob(
         if stat.st_size > store.config.max_archive_bytes:
             raise FileTooLargeError(Path(source), stat.st_size, store.config.max_archive_bytes)
         data = _read_all(descriptor, stat.st_size)
-        try:
-            content = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise NotTextError(Path(source)) from None
+        # The blob bytes and the shadow row straight from their parts (no Blob or ShadowEntry per file).
+        blob = ascii_blob_json(relative, data, archived_at, tags)
+        if blob is None:
+            try:
+                content = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise NotTextError(Path(source)) from None
+            blob = blob_json(relative, content, archived_at, tags)
+            preview = content[:PREVIEW_CHARS]
+        else:
+            preview = data[:PREVIEW_CHARS].decode("ascii")
     except BaseException:
         os.close(descriptor)
         raise
@@ -352,13 +372,9 @@ def _stage_blob(
     if not in_place:
         os.close(descriptor)  # other hard links keep their content: the blob is a new file
         descriptor = -1
-    entry_id = _new_id()
     blob_name = f"{entry_id}.json"
-    blob_file = archive_prefix + blob_name
-    relative = planned.path
-    tags = infer_tags(relative)
-    # The blob bytes and the shadow row straight from their parts (no Blob or ShadowEntry per file).
-    row = (entry_id, relative, keywords_text(tags), blob_file, content[:PREVIEW_CHARS], archived_at)
+    blob_file = archive[0] + blob_name
+    row = (entry_id, relative, keywords_text(tags), blob_file, preview, archived_at)
     return StagedBlob(
         entry_id,
         relative,
@@ -366,24 +382,31 @@ def _stage_blob(
         (stat.st_ino, stat.st_size, stat.st_mtime_ns),
         descriptor,
         blob_file,
-        blob_json(relative, content, archived_at, tags),
+        blob,
         row,
         in_place,
         source_folder,
         name,
-        folders.get(archive_prefix[:-1]),
+        archive[1],
         blob_name,
     )
 
 
 # A uuid's variant digit: its two high bits are 10 (RFC 4122), the other two random.
 _VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+_IDS_PER_DRAW = 256  # random bytes for this many ids per `os.urandom` call
 
 
-def _new_id() -> str:
-    """A random (version 4) uuid as text, like `str(uuid.uuid4())` without building a UUID object."""
-    hexa = os.urandom(16).hex()
-    return f"{hexa[:8]}-{hexa[8:12]}-4{hexa[13:16]}-{_VARIANT_DIGIT[hexa[16]]}{hexa[17:20]}-{hexa[20:]}"
+def _new_ids() -> Iterator[str]:
+    """Random (version 4) uuids as text, like `str(uuid.uuid4())` without building UUID objects, from one
+    `os.urandom` call per 256 ids."""
+    while True:
+        hexa = os.urandom(16 * _IDS_PER_DRAW).hex()
+        for start in range(0, len(hexa), 32):
+            part = hexa[start : start + 32]
+            yield (
+                f"{part[:8]}-{part[8:12]}-4{part[13:16]}-{_VARIANT_DIGIT[part[16]]}{part[17:20]}-{part[20:]}"
+            )
 
 
 def _read_all(descriptor: int, size_hint: int) -> bytes:

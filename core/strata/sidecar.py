@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,12 +78,19 @@ def encode_records(records: dict[str, AccessRecord]) -> str:
 class AccessSidecar:
     """The sidecar loaded into memory; call `save()` once after a batch of changes."""
 
-    def __init__(self, file: Path, records: dict[str, AccessRecord] | None = None, dirty: bool = True):
+    def __init__(
+        self,
+        file: Path,
+        records: dict[str, AccessRecord] | None = None,
+        dirty: bool = True,
+        on_save: Callable[[dict[str, AccessRecord]], None] | None = None,
+    ):
         """Load `file`, or start from `records` (written by `save()` unless `dirty=False` says they are
-        the file's current content)."""
+        the file's current content). `on_save` is told the records each time they were written."""
         self.file = file
         self.records: dict[str, AccessRecord] = records if records is not None else {}
         self._dirty = records is not None and dirty
+        self._on_save = on_save
         if records is None and file.exists():
             try:
                 text = file.read_text(encoding="utf-8")
@@ -113,3 +121,5 @@ class AccessSidecar:
             return
         atomic_write_text(self.file, encode_records(self.records))
         self._dirty = False
+        if self._on_save is not None:
+            self._on_save(self.records)

@@ -64,9 +64,11 @@ def test_recovery_after_a_kill_puts_back_a_file_edited_after_it_was_moved(store:
     plan = janitor.plan_evict(store)
     archived_at = "2026-12-01T00:00:00+00:00"
     folders = FolderDescriptors()
+    archive = (f"{store.archive_root}/", folders.get(str(store.archive_root)))
+    ids = janitor._new_ids()
     staged = [
         janitor._stage_blob(
-            store, planned, folders, f"{store.cooled_root}/", f"{store.archive_root}/", archived_at
+            store, planned, folders, f"{store.cooled_root}/", archive, archived_at, next(ids)
         )
         for planned in plan
     ]
