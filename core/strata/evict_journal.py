@@ -148,7 +148,8 @@ class EvictionRun:
 
     A second worker thread rewrites each batch while the caller reads the next one (the rewrite is mostly
     syscalls, which release the GIL). The caller appends each batch's journal section itself: appending
-    in the rewriter (or a thread of its own) showed no gain and made the caller wait longer for rewrites. Use
+    in the rewriter (or a thread of its own) showed no gain and made the caller wait longer for rewrites.
+    The section's fsync starts at once in a third thread, so the rewriter does not wait for it in turn. Use
     as a context manager: leaving it normally finishes the run; leaving it by an exception rolls the rows
     back and leaves the journal for the next lock holder, who finishes the run.
     """
@@ -159,6 +160,8 @@ class EvictionRun:
         self._handle: BinaryIO | None = None  # the journal, created with the first batch
         self._rows: PendingRows | None = None
         self._rewriter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strata-rewrite")
+        # Each section's fsync starts as soon as it is appended, while the previous batch is rewritten.
+        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strata-journal-sync")
         self._handed: list[tuple[Future, list[StagedBlob], FolderDescriptors]] = []
         self._not_archived: list[str] = []  # shadow ids of files skipped because they changed
         self._writeback: threading.Thread | None = None
@@ -183,20 +186,22 @@ class EvictionRun:
                 self._handle = create_journal(self._journal)
                 self._rows = self._shadow.add_in_background()
             append_batch(self._handle, batch)
+            synced = self._syncer.submit(os.fsync, self._handle.fileno())
             assert self._rows is not None
             self._rows.add([staged.row for staged in batch])
         except BaseException:
             close_descriptors(batch, folders)
             raise
         self._handed = [handed for handed in self._handed if not handed[0].done()]
-        future = self._rewriter.submit(self._rewrite, batch, folders)
+        future = self._rewriter.submit(self._rewrite, batch, folders, synced)
         self._handed.append((future, batch, folders))
         return future
 
-    def _rewrite(self, batch: list[StagedBlob], folders: FolderDescriptors) -> dict[str, str]:
-        assert self._handle is not None
+    def _rewrite(
+        self, batch: list[StagedBlob], folders: FolderDescriptors, synced: Future[None]
+    ) -> dict[str, str]:
         try:
-            os.fsync(self._handle.fileno())  # the batch's section is durable before any file is touched
+            synced.result()  # the batch's section is durable before any of its files is touched
             skipped = _turn_into_blobs(batch)
         finally:
             close_descriptors(batch, folders)
@@ -214,6 +219,7 @@ class EvictionRun:
 
     def _finish(self) -> None:
         self._rewriter.shutdown()
+        self._syncer.shutdown()
         if self._writeback is not None:
             self._writeback.join()
         if self._handle is None:
@@ -234,6 +240,7 @@ class EvictionRun:
 
     def _abandon(self) -> None:
         self._rewriter.shutdown(cancel_futures=True)
+        self._syncer.shutdown()
         for future, batch, folders in self._handed:
             if future.cancelled():
                 close_descriptors(batch, folders)

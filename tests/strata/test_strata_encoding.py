@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratagate.strata.archive import Blob, blob_bytes
+from stratagate.strata.archive import Blob, ascii_blob_json, blob_bytes
 from stratagate.strata.errors import UnsafePathError
 from stratagate.strata.paths import canonical_relative_path, inside_tier
 from stratagate.strata.repair import salvage_entries
@@ -25,6 +25,31 @@ def test_blob_bytes_are_exactly_what_json_dumps_indent_2_writes(path, content, a
     blob = Blob(path, content, archived_at, tags)
     expected = {"original_path": path, "content": content, "archived_at": archived_at, "tags": tags}
     assert blob_bytes(blob) == json.dumps(expected, indent=2).encode("utf-8")
+
+
+@given(
+    path=texts,
+    data=st.one_of(
+        st.binary(max_size=60),
+        st.text(st.characters(max_codepoint=127), max_size=60).map(str.encode),
+        texts.map(str.encode),
+    ),
+    tags=st.lists(texts, max_size=3),
+)
+@settings(max_examples=examples(200))
+def test_ascii_blobs_escaped_as_bytes_are_exactly_what_json_dumps_writes(path, data, tags):
+    """The bytes fast path either declines (None) or writes what `json.dumps` writes of the decoded text."""
+    fast = ascii_blob_json(path, data, "2026-12-02T00:00:00+00:00", tags)
+    if fast is None:
+        assert not (data.isascii() and all(32 <= byte < 127 or byte in b"\t\n\r" for byte in data))
+        return
+    expected = {
+        "original_path": path,
+        "content": data.decode("utf-8"),
+        "archived_at": "2026-12-02T00:00:00+00:00",
+        "tags": tags,
+    }
+    assert fast == json.dumps(expected, indent=2).encode("utf-8")
 
 
 @given(

@@ -10,6 +10,7 @@ from pathlib import Path
 from stratagate.strata import StrataStore, Tier, janitor
 from stratagate.strata.cascade import read
 from stratagate.strata.search import search
+from stratagate.strata.sidecar import parse_sidecar
 
 
 def test_migrate_dry_run_moves_nothing_and_live_run_moves_to_cooled(store: StrataStore, write_file):
@@ -27,6 +28,25 @@ def test_migrate_dry_run_moves_nothing_and_live_run_moves_to_cooled(store: Strat
     assert (store.cooled_root / "projects/kynd/requirements.md").read_text() == "# Requirements\nShip it\n"
     sidecar = json.loads(store.sidecar_file.read_text())
     assert sidecar["projects/kynd/requirements.md"]["access_count"] == 0
+
+
+def test_the_sidecar_a_move_saved_is_read_back_as_written_and_a_later_writer_is_seen(
+    store: StrataStore, write_file
+):
+    """A save seeds the store's parsed-sidecar cache; the cache must equal the file, and a write by another
+    store object (another process) must still be read from disk."""
+    for name in ("a.md", "b.md"):
+        write_file(store.active_root, f"notes/{name}", "x")
+    janitor.apply_migrate(store, janitor.plan_migrate(store))
+    on_disk = parse_sidecar(store.sidecar_file, store.sidecar_file.read_text(encoding="utf-8"))
+    assert store.sidecar().records == on_disk and set(on_disk) == {"notes/a.md", "notes/b.md"}
+
+    other = StrataStore(store.base_dir, store.config)
+    with other.lock():
+        sidecar = other.sidecar()
+        sidecar.record_access("notes/a.md", 1.0)
+        sidecar.save()
+    assert store.sidecar().records["notes/a.md"].access_count == 1
 
 
 def test_migrate_uses_longest_prefix_threshold(tmp_path, write_file, immediate):
