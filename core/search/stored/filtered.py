@@ -6,8 +6,9 @@ The reference fuses both rankings in full; here its first `limit` hits are found
 - the structured order is the subset's positions sorted by their place in the order of all candidates
   (`StoredFacets.places`, read once per revision), so a rank there is a count in memory, not a read;
 - BM25's order is its scores' order (`StoredEventIndex.scored`), each run of equal scores sorted by the
-  ids' `localeCompare`; a rank there is known to lie within its run, and only the runs of the candidates that
-  can still be among the first hits are named and sorted.
+  ids' `localeCompare`; a rank there is known to lie within its run (counted in the sorted scores, the hits
+  themselves are not sorted), and only the runs of the candidates that can still be among the first hits
+  are named and sorted.
 
 Exact: the first `limit` of the structured order score at least 1/(RRF_K + limit) each, so the limit-th best
 score is at least that. A candidate outside the first `depth` = RRF_K + 2·limit of both rankings scores at
@@ -46,11 +47,12 @@ def fused_head(index: StoredEventIndex, facets: StoredFacets, query: str, subset
             return None
         places = facets.places(connection, temporal_intent, turn)
         member_places = places[members]
-        by_place = np.argsort(member_places)
-        member_places = member_places[by_place]
-        bm25 = _Bm25Order(*index.scored(connection, query, members))
-        candidates = np.array(sorted({*members[by_place[:depth]].tolist(), *bm25.head(depth).tolist()}),
-                              dtype=np.int64)
+        # The first `depth` of the structured order as a set (places are distinct), then every place in order.
+        structured_head = (members if len(members) <= depth
+                           else members[np.argpartition(member_places, depth - 1)[:depth]])
+        member_places = np.sort(member_places)
+        bm25 = _Bm25Order(*index.unordered(connection, query, members))
+        candidates = np.array(sorted({*structured_head.tolist(), *bm25.head(depth).tolist()}), dtype=np.int64)
         structured = np.searchsorted(member_places, places[candidates]).tolist()
         runs = bm25.runs(candidates)
         # Each candidate's worst and best possible score: its BM25 rank at the end or the start of its run.
@@ -80,34 +82,35 @@ def _names(index: StoredEventIndex, connection: Connection, positions: list[int]
 
 
 class _Bm25Order:
-    """BM25's hits as (positions, scores) sorted by score descending then position: its order once each run
-    of equal scores is sorted by `localeCompare` of the ids (stably: position breaks ties of equal keys)."""
+    """BM25's hits, from their (positions, scores) in ascending positions, in the order of their scores
+    descending then position: its order once each run of equal scores is sorted by `localeCompare` of the ids
+    (stably: position breaks ties of equal keys). A slot in that order is a count of the scores above, so
+    only the scores are sorted, not the hits."""
 
     def __init__(self, positions: np.ndarray, scores: np.ndarray):
-        self._positions, self._descending = positions, -scores
-        self._by_position = np.argsort(positions)
-        self._sorted = positions[self._by_position]
+        self._positions, self._scores = positions, scores
+        self._ascending = np.sort(scores)
 
     def head(self, depth: int) -> np.ndarray:
         """The hits in the runs that start among the first `depth` slots (the first `depth` ranks are)."""
         if not len(self._positions) or depth <= 0:
             return self._positions[:0]
-        last = min(depth, len(self._positions)) - 1
-        return self._positions[: int(np.searchsorted(self._descending, self._descending[last], side="right"))]
+        return self._positions[self._scores >= self._ascending[max(len(self._ascending) - depth, 0)]]
 
     def runs(self, positions: np.ndarray) -> list[tuple[int, int] | None]:
         """Each position's run of equal scores as its slots [start, end) (its rank lies within), None when
         the query does not score it."""
-        if not len(self._sorted):
+        if not len(self._positions):
             return [None] * len(positions)
-        found = np.minimum(np.searchsorted(self._sorted, positions), len(self._sorted) - 1)
-        hit = self._sorted[found] == positions
-        values = self._descending[self._by_position[found]]
-        starts = np.searchsorted(self._descending, values, side="left").tolist()
-        ends = np.searchsorted(self._descending, values, side="right").tolist()
+        found = np.minimum(np.searchsorted(self._positions, positions), len(self._positions) - 1)
+        hit = self._positions[found] == positions
+        values = self._scores[found]
+        count = len(self._ascending)
+        starts = (count - np.searchsorted(self._ascending, values, side="right")).tolist()
+        ends = (count - np.searchsorted(self._ascending, values, side="left")).tolist()
         return [(start, end) if is_hit else None
                 for is_hit, start, end in zip(hit.tolist(), starts, ends, strict=True)]
 
     def run(self, run: tuple[int, int]) -> list[int]:
-        """The run's positions in slot order."""
-        return self._positions[run[0] : run[1]].tolist()
+        """The run's positions in slot order (ascending: equal scores are in position order)."""
+        return self._positions[self._scores == self._ascending[len(self._ascending) - 1 - run[0]]].tolist()

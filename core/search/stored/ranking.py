@@ -46,8 +46,16 @@ class StoredEventIndex:
                limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(positions, scores) of the documents the query scores (only at `allowed` positions, distinct, when
         given), by score descending then position (then `allowed`'s order, when given): `rank`'s order before
-        runs of equal scores are sorted by id. With `limit`, only those scoring at least the limit-th best score (ties at the
-        boundary included)."""
+        runs of equal scores are sorted by id. With `limit`, only those scoring at least the limit-th best
+        score (ties at the boundary included)."""
+        positions, scores = self.unordered(connection, query, allowed, limit)
+        order = np.argsort(-scores, kind="stable")
+        return positions[order], scores[order]
+
+    def unordered(self, connection: Connection, query: str, allowed: np.ndarray | None = None,
+                  limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """`scored`'s (positions, scores) before they are sorted by score: in ascending positions (in
+        `allowed`'s order, when given)."""
         terms = unique_query_terms(query)
         nothing = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         if not terms or (allowed is not None and not len(allowed)):
@@ -61,13 +69,11 @@ class StoredEventIndex:
         places, totals = _summed(postings, documents, average_length(total_length, documents))
         if limit is not None and allowed is None:
             slots = _best(totals, limit)
-            positions, scores = (slots if places is None else places[slots]), totals[slots]
-        else:
-            positions, scores = _scored_at(places, totals, allowed)
-            if limit is not None and len(positions) > limit:
-                positions, scores = _at_least_limit_th(positions, scores, limit)
-        order = np.argsort(-scores, kind="stable")
-        return positions[order], scores[order]
+            return (slots if places is None else places[slots]), totals[slots]
+        positions, scores = _scored_at(places, totals, allowed)
+        if limit is not None and len(positions) > limit:
+            positions, scores = _at_least_limit_th(positions, scores, limit)
+        return positions, scores
 
     def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
         """(document frequency, current triples) of each indexed query term, in query order."""
