@@ -34,13 +34,17 @@ def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytes
 
 @settings(max_examples=examples(30), deadline=None)
 @given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4),
-       sparse=st.booleans(), blocks=st.sampled_from([1, 2, 3, stored_ranking.BOUND_BLOCKS]))
+       sparse=st.booleans(), blocks=st.sampled_from([1, 2, 3, stored_ranking.BOUND_BLOCKS]),
+       at_once=st.sampled_from([1, 2, 5, stored_ranking.SCORED_AT_ONCE]))
 def test_bm25_sums_the_same_scores_over_the_postings_or_every_position(
-        tmp_path_factory: pytest.TempPathFactory, operations, queries, sparse: bool, blocks: int) -> None:
+        tmp_path_factory: pytest.TempPathFactory, operations, queries, sparse: bool, blocks: int,
+        at_once: int) -> None:
     # A rare word's scores are summed at its postings' positions only, a frequent one's over every position;
-    # few bound blocks make the top-k's lower bound loose (blocks of many documents) on small memories.
+    # few bound blocks make the top-k's lower bound loose (blocks of many documents) on small memories, and
+    # scoring a few postings at a time makes a lone term's top-k and the filters go through many parts.
     with (mock.patch.object(stored_ranking, "SPARSE_BELOW", math.inf if sparse else 0.0),
-          mock.patch.object(stored_ranking, "BOUND_BLOCKS", blocks)):
+          mock.patch.object(stored_ranking, "BOUND_BLOCKS", blocks),
+          mock.patch.object(stored_ranking, "SCORED_AT_ONCE", at_once)):
         _check_stored_search(str(tmp_path_factory.mktemp("stored") / "memory.sqlite"), "ns", operations, queries)
 
 

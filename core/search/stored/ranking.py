@@ -6,6 +6,7 @@ query-term order with the same numpy operations."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -63,10 +64,16 @@ class StoredEventIndex:
         documents, total_length = driver_rows(connection, "SELECT documents, total_length "
                                                           "FROM search_index_state WHERE namespace = ?",
                                               (self.namespace,))[0]
-        postings = self._postings(connection, terms)
-        if not documents or not postings:
+        held = [(idf(documents, count), triples) for count, triples in self._postings(connection, terms)
+                if len(triples)]
+        if allowed is not None and held:
+            held = _within(held, allowed)
+        if not documents or not held:
             return nothing
-        places, totals = _summed(postings, documents, average_length(total_length, documents))
+        mean_length = average_length(total_length, documents)
+        if len(held) == 1 and limit is not None and allowed is None:
+            return _best_of_one(*held[0], mean_length, limit)
+        places, totals = _summed(held, mean_length)
         if limit is not None and allowed is None:
             slots = _best(totals, limit)
             return (slots if places is None else places[slots]), totals[slots]
@@ -110,30 +117,79 @@ SPARSE_BELOW = 1 / 16
 """Postings per document position under which the scores are summed over the postings' own positions."""
 BOUND_BLOCKS = 1024
 """Blocks whose maxima bound the limit-th best score from below (`_best`)."""
+SCORED_AT_ONCE = 8192
+"""Postings scored at a time. Their temporaries stay small: in the CPU cache, and reused from the allocator's
+free lists rather than fresh pages the kernel must fault in and zero, which cost more than the arithmetic."""
 
 
-def _summed(postings: list[tuple[int, np.ndarray]], documents: int,
-            mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
-    """(places, totals): each document's BM25 score summed in query-term order, the same float additions
-    either way. For one term with postings, or rare words, only at the positions its postings hold (`places`,
-    ascending), which then costs no pass over every position; for many postings of several terms (cheaper
-    than sorting them) at every position up to the largest (`places` None: the position is the index).
+def _scored_parts(term_idf: float, triples: np.ndarray,
+                  mean_length: float) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(start, triples[start:], their contributions) for each `SCORED_AT_ONCE` postings of a term."""
+    for start in range(0, len(triples), SCORED_AT_ONCE):
+        part = triples[start : start + SCORED_AT_ONCE]
+        yield start, part, contributions(term_idf, part[:, 1], part[:, 2], mean_length)
 
-    A term's triples are in ascending, distinct positions (`merge`): its last position is its largest, and a
-    lone term's totals are its contributions as they are (0.0 + x is x)."""
-    held = [triples for _count, triples in postings if len(triples)]
+
+def _within(held: list[tuple[float, np.ndarray]], allowed: np.ndarray) -> list[tuple[float, np.ndarray]]:
+    """The terms' (idf, triples) with only the triples at `allowed` positions, so that only they are scored."""
+    inside = np.zeros(1 + max(int(triples[-1, 0]) for _idf, triples in held), dtype=bool)
+    inside[allowed[allowed < len(inside)]] = True
+    kept = []
+    for term_idf, triples in held:
+        parts = [part[inside[part[:, 0]]] for part in np.split(triples, range(SCORED_AT_ONCE, len(triples),
+                                                                              SCORED_AT_ONCE))]
+        within = np.concatenate(parts)
+        if len(within):
+            kept.append((term_idf, within))
+    return kept
+
+
+def _summed(held: list[tuple[float, np.ndarray]], mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
+    """(places, totals): each document's BM25 score summed over the terms' (idf, triples) in query-term order,
+    the same float additions either way. For one term, or rare words, only at the positions its postings hold
+    (`places`, ascending), which then costs no pass over every position; for many postings of several terms
+    (cheaper than sorting them) at every position up to the largest (`places` None: the position is the
+    index).
+
+    A term's triples are in ascending, distinct positions (`merge`): its last position is its largest, a
+    lone term's totals are its contributions as they are (0.0 + x is x), and its parts add to distinct
+    totals."""
     if len(held) == 1:
-        count, triples = next(term for term in postings if len(term[1]))
-        return triples[:, 0], contributions(idf(documents, count), triples[:, 1], triples[:, 2], mean_length)
-    size = 1 + max((int(triples[-1, 0]) for triples in held), default=-1)
+        term_idf, triples = held[0]
+        totals = np.empty(len(triples), dtype=np.float64)
+        for start, part, scores in _scored_parts(term_idf, triples, mean_length):
+            totals[start : start + len(part)] = scores
+        return triples[:, 0], totals
+    size = 1 + max(int(triples[-1, 0]) for _idf, triples in held)
     places = None
-    if sum(map(len, held)) < size * SPARSE_BELOW:
-        places = np.unique(np.concatenate([triples[:, 0] for triples in held]))
+    if sum(len(triples) for _idf, triples in held) < size * SPARSE_BELOW:
+        places = np.unique(np.concatenate([triples[:, 0] for _idf, triples in held]))
     totals = np.zeros(size if places is None else len(places), dtype=np.float64)
-    for count, triples in postings:
-        slots = triples[:, 0] if places is None else np.searchsorted(places, triples[:, 0])
-        totals[slots] += contributions(idf(documents, count), triples[:, 1], triples[:, 2], mean_length)
+    for term_idf, triples in held:
+        for _start, part, scores in _scored_parts(term_idf, triples, mean_length):
+            totals[part[:, 0] if places is None else np.searchsorted(places, part[:, 0])] += scores
     return places, totals
+
+
+def _best_of_one(term_idf: float, triples: np.ndarray, mean_length: float,
+                 limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, scores), ascending, of a lone term's postings scoring at least the limit-th best (ties
+    included), without an array of every score: a part keeps only what reaches the limit-th best of the
+    postings kept so far, a lower bound of the final one."""
+    positions: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    bound, kept = 0.0, 0
+    for _start, part, part_scores in _scored_parts(term_idf, triples, mean_length):
+        keep = np.flatnonzero(part_scores >= bound if bound > 0 else part_scores)
+        positions.append(part[keep, 0])
+        scores.append(part_scores[keep])
+        kept += len(keep)
+        if kept > limit:
+            best_positions, best_scores = _at_least_limit_th(np.concatenate(positions), np.concatenate(scores),
+                                                             limit)
+            positions, scores, kept = [best_positions], [best_scores], len(best_positions)
+            bound = float(best_scores.min())
+    return np.concatenate(positions), np.concatenate(scores)
 
 
 def _scored_at(places: np.ndarray | None, totals: np.ndarray,
