@@ -649,7 +649,9 @@ def sqlite_engine(path: Path, timeout: float, *, immutable: bool = False) -> Eng
         if connection.get_execution_options().get("sqlite_immediate", False):
             _begin_immediate(connection, timeout)
         else:
-            connection.exec_driver_sql("BEGIN")
+            # A read's BEGIN takes no lock, so it cannot be refused: sent by the driver itself, it spares a
+            # search (a few read transactions per query) SQLAlchemy's work around a statement.
+            connection.connection.driver_connection.execute("BEGIN")  # type: ignore[union-attr]
 
     return engine
 
