@@ -185,8 +185,13 @@ class EventTemporal:
 
     @classmethod
     def from_record(cls, record: Record) -> EventTemporal:
-        known = {attr: _copied(record[key]) for key, attr in _TEMPORAL_FIELDS.items() if key in record}
-        extra = {key: _copied(value) for key, value in record.items() if key not in _TEMPORAL_FIELDS}
+        known, extra = {}, {}
+        for key, value in record.items():
+            attr = _TEMPORAL_FIELDS.get(key)
+            if attr is None:
+                extra[key] = _copied(value)
+            else:
+                known[attr] = _copied(value)
         return cls(**known, extra=extra)
 
     def to_record(self) -> Record:
