@@ -229,3 +229,4 @@ def test_a_long_lived_reader_keeps_a_bounded_number_of_filter_subsets(tmp_path: 
                 hits = reader.search_events("", participants=[name.lower()])
                 assert [hit.event.title for hit in hits] == [f"{name}'s card"]
         assert len(reader._retrieval._facets._classes) == 2
+        assert len(reader._retrieval._facets._weighted) == 2
