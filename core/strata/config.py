@@ -57,7 +57,13 @@ class StrataConfig:
 
     def decay_days(self, relative_path: str) -> int:
         """Migration age for a path: longest matching prefix (the full path first), then `*`, then 30."""
-        parts = relative_path.strip("/").split("/")
+        path = relative_path.strip("/")
+        days = self.decay_thresholds.get(path)
+        return days if days is not None else self.decay_days_of_folder(path.rpartition("/")[0])
+
+    def decay_days_of_folder(self, folder: str) -> int:
+        """`decay_days` of a file in `folder` ("" for the tier root) whose own path has no threshold."""
+        parts = folder.split("/") if folder else []
         for length in range(len(parts), 0, -1):
             days = self.decay_thresholds.get("/".join(parts[:length]))
             if days is not None:

@@ -128,8 +128,10 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
     config = store.config
     cooled_prefix = f"{store.cooled_root}/"
     plan = []
-    # The walk goes folder by folder: one listing of the matching cooled folder, not a stat per file.
+    # The walk goes folder by folder: one listing of the matching cooled folder, not a stat per file, and
+    # one threshold lookup per folder (unless a threshold names the file itself).
     listed_folder, taken = None, set()
+    days_folder, folder_days = None, 0
     with store.lock():
         for relative, entry in walk_files(store.active_root):
             if store.is_generated(Tier.ACTIVE, relative) or not matches_any(
@@ -141,7 +143,13 @@ def plan_migrate(store: StrataStore, now: float | None = None) -> list[FileResul
                 plan.append(refusal)
                 continue
             age = _age_days(now, entry.stat(follow_symlinks=False).st_mtime)
-            if age < config.decay_days(relative):
+            days = config.decay_thresholds.get(relative)
+            if days is None:
+                source_folder = relative.rpartition("/")[0]
+                if source_folder != days_folder:
+                    days_folder, folder_days = source_folder, config.decay_days_of_folder(source_folder)
+                days = folder_days
+            if age < days:
                 continue
             destination = cooled_prefix + relative
             folder, _, name = destination.rpartition("/")

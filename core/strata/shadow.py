@@ -77,8 +77,10 @@ _INSERT = f"INSERT INTO shadow_index ({_COLUMNS}) VALUES "
 _ROW = "(?, ?, ?, ?, ?, ?)"
 # Rows per INSERT statement. FTS5 flushes its pending terms at every statement's savepoint, so inserting
 # row by row (executemany) wrote one tiny FTS segment per row and merged them: 30-40 µs of CPU per row,
-# against about 11 µs for statements of many rows. 500 rows use 3,000 parameters (SQLite allows 32,766).
-_ROWS_PER_STATEMENT = 500
+# against about 11 µs for statements of many rows. One statement per eviction batch (2,048 rows, 12,288
+# parameters; SQLite allows 32,766) cost about 0.6 µs less per row than 500-row statements (7.0 → 6.0–6.8,
+# 20,000 rows alone) and wrote a slightly smaller index.
+_ROWS_PER_STATEMENT = 2048
 
 
 Row = tuple[str, str, str, str, str, str]  # column values in table order
