@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,15 @@ def test_opening_a_file_in_the_cli_loads_no_search_arrays(tmp_path: Path):
     with stratagate.open(path, "agent", block_turn_size=1) as memory:
         memory.append_turn("where is the lighthouse", "on the northern cape")
     assert _modules_after_cli(["open", str(path), "--read-only"], ("numpy", "stratagate.search.stored.ranking")) == []
+
+
+def test_the_cli_keeps_openblas_to_one_thread_unless_told():
+    # numpy's OpenBLAS threads spin at import; the engine never calls BLAS.
+    code = "import os, stratagate.cli.main\nprint(os.environ['OPENBLAS_NUM_THREADS'])\n"
+    for given, expected in ((None, "1"), ("4", "4")):
+        environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+        if given:
+            environment["OPENBLAS_NUM_THREADS"] = given
+        completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                   env=environment)
+        assert completed.stdout.strip() == expected
