@@ -11,6 +11,7 @@ the connection fail: the error says so, and a retry with the same receipt id sto
 from __future__ import annotations
 
 import selectors
+import shutil
 import socket
 import tempfile
 import threading
@@ -137,6 +138,7 @@ class CommitDroppingProxy:
 
     def close(self) -> None:
         self.listener.close()
+        shutil.rmtree(self.directory, ignore_errors=True)  # its socket file, left in /tmp by every run before
 
 
 @pytest.fixture
