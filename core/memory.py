@@ -406,6 +406,11 @@ class StrataGate:
         threadId, text) without loading the events."""
         return self._backend.query_keys(self.namespace, "events", dict(where) if where else None)
 
+    def event_filter_values(self, name: str) -> list[str]:
+        """The distinct values of the `event_ids` filter `eventType` or `participant` in this namespace,
+        sorted: the suggestions of a filter box."""
+        return self._backend.filter_values(self.namespace, "events", name)
+
     def event_key_list(self, where: Mapping[str, Any] | None = None, order: str | None = None,
                        descending: bool = False, limit: int | None = None) -> Sequence[str]:
         """`event_ids` for lists of a million events: held compactly on SQL stores (`PackedKeys`), in an order

@@ -139,6 +139,10 @@ class StorageBackend(Protocol):
         only if given; events also in an `EventOrder` (`stratagate.storage.event_order`) on SQL stores. For
         lists of a million keys."""
 
+    def filter_values(self, namespace: str, section: str, name: str) -> list[str]:
+        """The distinct values the `query_keys` filter `name` can take in the section (events: `eventType`,
+        `participant`), sorted: what a filter box suggests."""
+
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         """Key → status of the records (events, jobs) whose status is one of `statuses`, in one pass."""
 

@@ -193,6 +193,16 @@ class MemoryBackend:
             raise StrataGateError("An in-memory store does not order keys by value; sort the records instead")
         return self.query_keys(namespace, section, where)[:limit]
 
+    def filter_values(self, namespace: str, section: str, name: str) -> list[str]:
+        if (section, name) not in (("events", "eventType"), ("events", "participant")):
+            raise StrataGateError(f"Section {section!r} lists no values of the filter {name!r}")
+        values: set[str] = set()
+        for record in self._space(namespace).sections[section].values():
+            temporal = record.get("temporal") or {}
+            found = [temporal.get("eventType")] if name == "eventType" else temporal.get("participants") or []
+            values.update(str(value) for value in found if value is not None and str(value).strip())
+        return sorted(values)
+
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         records = self._space(namespace).sections[section]
         return {key: record["status"] for key, record in records.items() if record.get("status") in statuses}

@@ -217,6 +217,22 @@ class SectionStore:
             clauses.append(filters[name](value))
         return select(key_column).where(*clauses).order_by(*order)
 
+    def filter_values(self, connection: Connection, namespace: str, section: str, name: str) -> list[str]:
+        """The distinct values a filter can take in the section (events: `eventType`, `participant`), sorted:
+        what a filter box suggests. One pass over the section's JSON, so callers run it off the UI thread."""
+        e = s.events
+        if (section, name) == ("events", "eventType"):
+            value = self._temporal_field(e.c.temporal_json, "eventType")
+            statement = select(value).where(e.c.namespace == namespace, value.is_not(None))
+        elif (section, name) == ("events", "participant"):
+            entries = self._participant_entries(e.c.temporal_json)
+            statement = select(entries.c.value).select_from(e).join(entries, literal(True)).where(
+                e.c.namespace == namespace, entries.c.value.is_not(None)
+            )
+        else:
+            raise SectionError(f"Section {section!r} lists no values of the filter {name!r}")
+        return sorted({str(value) for value in connection.scalars(statement.distinct()) if str(value).strip()})
+
     def statuses(self, connection: Connection, namespace: str, section: str, wanted: list[str]) -> dict[str, str]:
         """Key → status of the records whose status is one of `wanted`, in one pass over the section."""
         table, key_column, order, base = self._listing(self._check(section))
@@ -399,14 +415,17 @@ class SectionStore:
         words = sorted({token[len("word:"):] for token in tokens if token.startswith("word:") and token.isascii()})
         return or_(non_ascii, *(contains(word, autoescape=True) for word in words))
 
+    def _participant_entries(self, column) -> Any:
+        """temporal.participants as a table of `value`s, one row per participant."""
+        if self.dialect == "sqlite":
+            return func.json_each(column, "$.participants").table_valued("value")
+        return func.jsonb_array_elements_text(
+            func.coalesce(cast(column, event_order.jsonb())["participants"], func.jsonb_build_array())
+        ).table_valued("value")
+
     def _has_participant(self, column, name: str) -> ColumnElement[bool]:
         """Case-insensitive (ASCII case, as SQL lower() folds it) membership in temporal.participants."""
-        if self.dialect == "sqlite":
-            entries = func.json_each(column, "$.participants").table_valued("value")
-        else:
-            entries = func.jsonb_array_elements_text(
-                func.coalesce(cast(column, event_order.jsonb())["participants"], func.jsonb_build_array())
-            ).table_valued("value")
+        entries = self._participant_entries(column)
         return exists(
             select(literal(1)).select_from(entries).where(func.lower(entries.c.value) == func.lower(str(name)))
         )

@@ -170,6 +170,10 @@ class SqlBackend:
         with self._reading() as connection:
             return self._sections.packed_keys(connection, namespace, section, where, order, limit)
 
+    def filter_values(self, namespace: str, section: str, name: str) -> list[str]:
+        with self._reading() as connection:
+            return self._sections.filter_values(connection, namespace, section, name)
+
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         if section == "events" and "active" not in statuses:
             self._ensure_inactive_index()

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QCompleter,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -99,6 +100,8 @@ def list_events(
 class EventFilterBar(QWidget):
     changed = Signal(dict)
     """The `where` filter for `StrataGate.event_ids`: only the keys the user set."""
+    suggestions_wanted = Signal()
+    """The type or participant box got the focus and its suggestions are not listed (or out of date)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,6 +134,36 @@ class EventFilterBar(QWidget):
             (self.event_type, "Event type filter"), (self.participant, "Participant filter"), (self.text, "Text filter"),
         ):
             control.setAccessibleName(accessible_name)
+        # Both boxes match exactly, so they suggest the memory's values. Listing them reads every event's
+        # JSON, so it waits until the user first goes to one of the boxes.
+        self.suggestions: dict[str, QStringListModel] = {}
+        for line, name in ((self.event_type, "eventType"), (self.participant, "participant")):
+            self.suggestions[name] = QStringListModel(self)
+            completer = QCompleter(self.suggestions[name], line)
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            completer.setMaxVisibleItems(12)
+            line.setCompleter(completer)
+            line.installEventFilter(self)
+        self.suggestions_current = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FocusIn and not self.suggestions_current:
+            self.suggestions_current = True  # asked once; `forget_suggestions` asks again
+            self.suggestions_wanted.emit()
+        return super().eventFilter(watched, event)
+
+    def set_suggestions(self, values: dict[str, list[str]]) -> None:
+        """The values each box suggests, by filter name (`eventType`, `participant`)."""
+        for name, model in self.suggestions.items():
+            model.setStringList(values.get(name, []))
+
+    def forget_suggestions(self) -> None:
+        """Another memory, or its events changed: list the values again when a box next gets the focus."""
+        self.suggestions_current = False
+        if self.event_type.hasFocus() or self.participant.hasFocus():
+            self.suggestions_current = True
+            self.suggestions_wanted.emit()
 
     def where(self) -> dict[str, str]:
         where = {
@@ -271,13 +304,14 @@ class EventsView(QWidget):
         layout.addWidget(splitter)
 
         self.filters.changed.connect(self._query)
+        self.filters.suggestions_wanted.connect(self._list_suggestions)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         # Controls without a visible label get a name screen readers can say.
         for control, accessible_name in ((self.table, "Events"), (self.card, "Event card"),):
             control.setAccessibleName(accessible_name)
         ctx.host.memory_changed.connect(self.set_memory)
         ctx.host.thread_changed.connect(lambda _thread: self.refresh())
-        ctx.writes.changes.connect(lambda changes: self.refresh() if changes.touches_events else None)
+        ctx.writes.changes.connect(lambda changes: self._events_changed() if changes.touches_events else None)
         self._pending_select: str | None = None
         """An event a jump asked for while the filters hid it (shown once the cleared filters apply)."""
         self._reselect: str | None = None
@@ -287,6 +321,8 @@ class EventsView(QWidget):
 
     def set_memory(self, memory: StrataGate | None) -> None:
         self.memory = memory
+        self.filters.set_suggestions({})
+        self.filters.forget_suggestions()
         self.card.clear()
         self.temporal_plot.show_events([], None)
         self.unreadable_label.clear()
@@ -296,6 +332,20 @@ class EventsView(QWidget):
         self.count_label.clear()
         if memory is not None:
             self._query(self.filters.where())
+
+    def _events_changed(self) -> None:
+        self.filters.forget_suggestions()
+        self.refresh()
+
+    def _list_suggestions(self) -> None:
+        memory = self.memory
+        if memory is None:
+            return
+        self.ctx.worker.run(
+            lambda: {name: memory.event_filter_values(name) for name in ("eventType", "participant")},
+            on_done=lambda values: self.filters.set_suggestions(values) if memory is self.memory else None,
+            description="list the event types and participants",
+        )
 
     def refresh(self) -> None:
         """Re-read after a write: the same filter, rebuilt rows, and the current event reselected if the filter

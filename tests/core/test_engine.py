@@ -10,6 +10,7 @@ import pytest
 
 import stratagate
 from stratagate.demo import counter_ids
+from stratagate.errors import StrataGateError
 from stratagate.weights import SUPERSEDED_CAP
 from tests.core.helpers import Clock, reference_memory
 
@@ -124,6 +125,16 @@ def test_lazy_listing_by_id(memory):
     assert memory.event_ids({"status": "superseded"}) == ["evt_53", "evt_54"]
     assert [event.id for event in memory.get_events(["evt_86", "evt_404", "evt_51"])] == ["evt_86", "evt_51"]
     assert memory.thread_ids() == [None]
+
+
+def test_filter_values_are_what_the_exact_filters_can_match(memory):
+    types = memory.event_filter_values("eventType")
+    participants = memory.event_filter_values("participant")
+    assert types == sorted(types) and "demo" in types and "Carol" in participants
+    for name, values in (("eventType", types), ("participant", participants)):
+        assert all(memory.event_ids({name: value}) for value in values)
+    with pytest.raises(StrataGateError, match="filter 'status'"):
+        memory.event_filter_values("status")
 
 
 def test_indexes_follow_writes(memory):

@@ -59,6 +59,7 @@ def observe(memory: StrataGate) -> dict:
         "filtered": [(hit.event.id, hit.score) for hit in memory.search_events("", participants=["Bob"])],
         "elements": [(hit.fact.id, hit.score) for hit in memory.search_elements("Bob")],
         "context": [(entry.id, entry.level, entry.age) for entry in memory.get_block_context()],
+        "filter values": {name: memory.event_filter_values(name) for name in ("eventType", "participant")},
     }
 
 

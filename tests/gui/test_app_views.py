@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QEvent, Qt, QUrl
+from PySide6.QtGui import QFocusEvent
+from PySide6.QtWidgets import QApplication
 
 from stratagate_gui.views.temporal import parse_span
 from stratagate_gui.widgets.markdown_browser import internal_link
@@ -166,6 +168,21 @@ def test_event_list_and_filters(opened_window, qtbot):
     events.filters.criticality.setCurrentText("routine")
     qtbot.waitUntil(lambda: events.model.total == 2)
     assert [events.model.id_at(row) for row in range(2)] == ["evt_54", "evt_84"]
+
+
+def test_type_and_participant_boxes_suggest_the_memorys_values_once_focused(opened_window, qtbot):
+    events = opened_window.events
+    wait_rows(qtbot, opened_window, events.model)
+    suggested = events.filters.suggestions
+    assert suggested["eventType"].stringList() == []  # not listed before a box is used
+    # An offscreen window is never active, so setFocus() sends no focus event: send the one a click would.
+    QApplication.sendEvent(events.filters.event_type, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.MouseFocusReason))
+    qtbot.waitUntil(lambda: suggested["eventType"].stringList() != [])
+    assert {"demo", "meeting"} <= set(suggested["eventType"].stringList())
+    assert "Carol" in suggested["participant"].stringList()
+    completer = events.filters.event_type.completer()
+    completer.setCompletionPrefix("mee")
+    assert completer.currentCompletion() == "meeting"
 
 
 def test_event_card_shows_sources_supersession_and_time_lanes(opened_window, qtbot):
