@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from stratagate.retrieval import SearchExplanation
 
 KINDS = ("events", "elements", "raw")
+EXCLUSIONS_SHOWN = 10
+"""Excluded candidates `--explain` prints per kind of reason (`--json` lists all)."""
 
 
 @click.command("search")
@@ -159,5 +161,19 @@ def _print_text(report: dict[str, Any]) -> None:
     explanation = report.get("explanation")
     if explanation:
         click.echo(f"mode: {explanation['mode']}; tokens: {' '.join(explanation['tokens']) or '(none)'}")
-        if explanation["excluded"]:  # one write: a filter can leave out every other candidate of the memory
-            click.echo("\n".join(f"  excluded {item['id']}: {item['reason']}" for item in explanation["excluded"]))
+        if explanation["excluded"]:
+            click.echo("\n".join(_exclusion_lines(explanation["excluded"])))
+
+
+def _exclusion_lines(excluded: list[dict[str, str]]) -> list[str]:
+    """The first few exclusions of each kind of reason, then how many more: a filter can leave out every
+    other candidate of a 100k-event memory, and `--json` lists every one."""
+    by_kind: dict[str, list[dict[str, str]]] = {}
+    for item in excluded:
+        by_kind.setdefault(item["reason"].split(" (", 1)[0], []).append(item)
+    lines = []
+    for kind, items in by_kind.items():
+        lines += [f"  excluded {item['id']}: {item['reason']}" for item in items[:EXCLUSIONS_SHOWN]]
+        if len(items) > EXCLUSIONS_SHOWN:
+            lines.append(f"  … and {len(items) - EXCLUSIONS_SHOWN:,} more excluded: {kind} (--json lists them all)")
+    return lines

@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from stratagate.cli.main import cli
+from stratagate.cli.search import EXCLUSIONS_SHOWN, _exclusion_lines
 from tests.conftest import REFERENCE_NAMESPACE, REFERENCE_ORACLE
 
 
@@ -53,3 +54,13 @@ def test_search_of_a_missing_namespace_exits_2_naming_it(reference_db_copy: Path
     result = CliRunner().invoke(cli, ["search", str(reference_db_copy), "x", "--namespace", "nope"])
     assert result.exit_code == 2
     assert "nope" in result.output
+
+
+def test_explain_as_text_shows_a_few_exclusions_of_each_kind_and_counts_the_rest():
+    excluded = [{"id": f"evt_{n}", "reason": "filter mismatch: participants"} for n in range(25)]
+    excluded += [{"id": f"evt_cut_{n}", "reason": f"cut by limit 6 (fused rank {n + 7})"} for n in range(3)]
+    lines = _exclusion_lines(excluded)
+    assert lines[:EXCLUSIONS_SHOWN] == [f"  excluded evt_{n}: filter mismatch: participants" for n in range(EXCLUSIONS_SHOWN)]
+    assert lines[EXCLUSIONS_SHOWN] == (
+        f"  … and {25 - EXCLUSIONS_SHOWN} more excluded: filter mismatch: participants (--json lists them all)")
+    assert lines[EXCLUSIONS_SHOWN + 1:] == [f"  excluded evt_cut_{n}: cut by limit 6 (fused rank {n + 7})" for n in range(3)]
