@@ -17,8 +17,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
+from stratagate.arrays import np
 from stratagate.cancellation import checkpoint
 from stratagate.model import Event
 from stratagate.search.collation import locale_compare_key

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from stratagate.arrays import np
 from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
@@ -521,8 +522,6 @@ class Retrieval:
         the filters' exclusions from the index's columns, and BM25 details from its statistics and the kept
         hits' fields; no other event is read (those left out by their status are read by id)."""
         # Imported here: a search without explain (a one-shot CLI search) does not load them.
-        import numpy as np
-
         from stratagate.search.explained import explain_stored_events, filter_mismatches, rank_within
 
         facets = self._stored_facets(index)

@@ -84,6 +84,20 @@ def test_a_plain_cli_search_imports_only_what_it_runs(tmp_path: Path):
     assert explained == ["stratagate.search.explained"]
 
 
+def test_a_cli_search_without_words_loads_no_arrays(tmp_path: Path):
+    # Queries without words are answered by SQL over the index's columns; numpy (about 0.1 s of CPU) is loaded
+    # by the ranking of words alone.
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "agent", block_turn_size=1) as memory:
+        memory.append_turn("where is the lighthouse", "on the northern cape")
+        memory.add_event("the lighthouse", "on the northern cape", source_block_id=memory.list_blocks()[0].id)
+        memory.search_events("lighthouse")  # builds the index into the file
+    search = ["search", str(path)]
+    for arguments in ([""], ["", "--event-type", "lighthouse", "--temporal-intent", "latest"]):
+        assert _modules_after_cli([*search, *arguments, "--namespace", "agent"], ("numpy",)) == []
+    assert "numpy" in _modules_after_cli([*search, "lighthouse", "--namespace", "agent"], ("numpy",))
+
+
 def test_opening_a_file_in_the_cli_loads_no_search_arrays(tmp_path: Path):
     # numpy (about 0.1 s of CPU) serves the search index's queries and writes, not `open` or `export`.
     path = tmp_path / "memory.sqlite"

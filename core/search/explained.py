@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Connection
 
+from stratagate.arrays import np
 from stratagate.search.bm25 import average_length, idf, term_score, unique_query_terms
 from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.documents import SearchField, event_search_fields

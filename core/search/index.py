@@ -19,8 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from stratagate.arrays import np
 from stratagate.cancellation import OperationCancelled, checkpoint
 from stratagate.errors import DuplicateIdError, UnknownIdError
 from stratagate.search.bm25 import average_length, idf, term_score, unique_query_terms

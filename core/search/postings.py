@@ -14,11 +14,8 @@ or holds, so the bounds of the settled blocks stay valid for the documents they 
 
 from __future__ import annotations
 
-import numpy as np
-
+from stratagate.arrays import np
 from stratagate.search.bm25 import K1, B
-
-_NO_DOCUMENTS = np.zeros(0, dtype=np.int32)
 
 
 def contributions(term_idf: float, frequencies: np.ndarray, lengths: np.ndarray, mean_length: float) -> np.ndarray:
@@ -46,7 +43,8 @@ class TermPostings:
         self.settle_after = settle_after
         self.count = 0  # documents holding the term now: its document frequency
         self.changes: dict[int, int] = {}
-        self._settle(_NO_DOCUMENTS, _NO_DOCUMENTS, np.zeros(0, dtype=np.float64), 1.0)
+        no_documents = np.zeros(0, dtype=np.int32)
+        self._settle(no_documents, no_documents, np.zeros(0, dtype=np.float64), 1.0)
 
     def __len__(self) -> int:
         """Settled postings (some may be overridden by `changes`)."""

@@ -8,10 +8,9 @@ decoded only when asked for, and `index` searches the buffer in C.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, overload
+from typing import overload
 
-if TYPE_CHECKING:
-    import numpy as np
+from stratagate.arrays import np
 
 SEPARATOR = "\x1f"
 """The ASCII unit separator: never in a sane id; a key holding it cannot be packed (`pack` returns None)."""
@@ -34,8 +33,6 @@ class PackedKeys(Sequence[str]):
     def from_joined(cls, parts: Iterable[str], count: int) -> PackedKeys | None:
         """`count` keys given as strings of separator-joined keys (chunks of the full list, in order); None when
         a key holds the separator itself (the caller then keeps a plain list)."""
-        import numpy as np  # here: storage imports this module, and a process that lists no keys needs no arrays
-
         buffer = (SEPARATOR + SEPARATOR.join(parts) + SEPARATOR).encode(errors=_ERRORS) if count else _SEPARATOR_BYTE
         bounds = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == _SEPARATOR_BYTE[0]).astype(np.int64)
         return cls(buffer, bounds) if len(bounds) == count + 1 else None

@@ -12,7 +12,7 @@ reference's candidate order. One module per job:
 - `facets`: filters and structured orders answered by SQL over the indexed columns (`StoredFacets`; the
   search layer imports it itself: it needs the weight rules, which storage, importing this package, must not).
 
-`ranking` and `writes` (numpy arrays) are imported on first use of their names: storage imports this
+`ranking` and `writes` are imported on first use of their names: storage imports this
 package for its table checks, and a process that only opens, exports or searches a memory needs one of them
 at most.
 """

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
 from sqlalchemy import Connection
 
+from stratagate.arrays import np
 from stratagate.search.stored.ranking import StoredEventIndex
 from stratagate.search.stored.tables import driver_rows, marks, ordered_positions, position_set
 from stratagate.search.subsets import ALL, NONE, Subset, all_of

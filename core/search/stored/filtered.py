@@ -19,9 +19,9 @@ scores as computed."""
 
 from __future__ import annotations
 
-import numpy as np
 from sqlalchemy import Connection
 
+from stratagate.arrays import np
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.rrf import RRF_K, FusedHit, sort_fused
 from stratagate.search.stored.facets import StoredFacets, Subset

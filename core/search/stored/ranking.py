@@ -9,9 +9,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Connection
 
+from stratagate.arrays import np
 from stratagate.search.bm25 import average_length, idf, unique_query_terms
 from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.postings import contributions

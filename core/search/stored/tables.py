@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import icu
 from sqlalchemy import Connection, Index, MetaData, Table, delete, inspect, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from stratagate.arrays import np
 from stratagate.storage import schema
 from stratagate.storage import search_tables as t
 from stratagate.storage.driver import driver_rows
 from stratagate.storage.driver import marks as marks  # the search modules take it from here too
-
-if TYPE_CHECKING:
-    import numpy as np
 
 INDEX_FORMAT = f"5 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
 """What the stored tokens, sort keys and tables depend on: an index written with another one is rebuilt."""
@@ -54,8 +52,6 @@ def replace(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> N
 def position_set(connection: Connection, sql: str, values: tuple | list) -> np.ndarray:
     """The distinct `position` values of a SELECT (with `?` marks), ascending. The database joins them into
     one text, parsed here at once: thousands of one-number rows cost more to fetch than to select."""
-    import numpy as np  # here: storage imports this module for its table checks, which need no arrays
-
     sqlite = connection.dialect.name == "sqlite"
     join = "group_concat(position)" if sqlite else "string_agg(position::text, ',')"
     text = driver_rows(connection, f"SELECT {join} FROM ({sql}) AS selected", values)[0][0]
@@ -68,8 +64,6 @@ def position_set(connection: Connection, sql: str, values: tuple | list) -> np.n
 def ordered_positions(connection: Connection, sql: str, values: tuple | list) -> np.ndarray:
     """The `position` column of an ordered SELECT (with `?` marks), in its order. SQLite joins them into one
     text (its aggregate reads an ordered subquery in order, as `SectionStore.packed_keys` relies on too)."""
-    import numpy as np
-
     if connection.dialect.name != "sqlite":
         return np.array([row[0] for row in driver_rows(connection, sql, values)], dtype=np.int64)
     text = driver_rows(connection, f"SELECT group_concat(position) FROM ({sql}) AS selected", values)[0][0]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from stratagate.arrays import np
 
-TRIPLE = np.dtype("<i4")
+TRIPLE = "<i4"
+"""The dtype of a triple's numbers."""
 SETTLE_AFTER = 64
 
 

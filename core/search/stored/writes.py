@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Connection, cast, delete, func, insert, select, update
 
+from stratagate.arrays import np
 from stratagate.cancellation import checkpoint
 from stratagate.search.stored.documents import (
     CANDIDATE_STATUSES,
@@ -230,7 +230,7 @@ def _write_term_changes(connection: Connection, namespace: str, changes: dict[st
     for chunk in chunks(touched):
         due += connection.execute(select(terms.c.term).where(
             terms.c.namespace == namespace, terms.c.term.in_(chunk), terms.c.pending > SETTLE_AFTER,
-            terms.c.pending * (8 * TRIPLE.itemsize * 3) > func.length(terms.c.postings))).scalars().all()
+            terms.c.pending * (8 * np.dtype(TRIPLE).itemsize * 3) > func.length(terms.c.postings))).scalars().all()
     for term in due:
         _settle(connection, namespace, term)
 

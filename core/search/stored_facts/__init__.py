@@ -9,7 +9,7 @@ Documents are element facts. One module per job:
 - `writes`: building the index and keeping it current in every commit (`Upkeep`);
 - `index`: BM25, filters, the structured order and explanations (`StoredFactIndex`).
 
-`index` and `writes` (numpy arrays, and the explanations) are imported on first use of their names: storage
+`index` and `writes` (with the explanations) are imported on first use of their names: storage
 imports this package for its table checks, and an event search or an export never needs them.
 """
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-import numpy as np
 from sqlalchemy import Connection
 
+from stratagate.arrays import np
 from stratagate.search.bm25 import average_length, idf, unique_query_terms
 from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.documents import SearchField

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Connection, delete, func, select, update
 
+from stratagate.arrays import np
 from stratagate.search.stored.tables import chunks, driver_rows, marks, replace, upsert
 from stratagate.search.stored.terms import SETTLE_AFTER, TRIPLE, merge
 from stratagate.storage import fact_search_tables as t
@@ -100,7 +100,7 @@ def write_changes(
                     terms.c.namespace == namespace,
                     terms.c.term.in_(chunk),
                     terms.c.pending > SETTLE_AFTER,
-                    terms.c.pending * (8 * TRIPLE.itemsize * 3) > func.length(terms.c.postings),
+                    terms.c.pending * (8 * np.dtype(TRIPLE).itemsize * 3) > func.length(terms.c.postings),
                 )
             )
             .scalars()
