@@ -14,7 +14,9 @@ about 5 %; rare: about 0.2 %). For each size and kind, `--rounds` times, the kin
   search) and then all of the kind's queries (warm median); its CPU time and peak RSS come from the kernel
   (`wait4`);
 - cold, CLI: one `stratagate search FILE QUERY --namespace NS [filters]` process (empty cache directory):
-  wall time, CPU time, peak RSS; against the `sqlite3` CLI running the peer's query on the FTS5 file;
+  wall time, CPU time, peak RSS; against the `sqlite3` CLI running the peer's query on the FTS5 file, and
+  against the floor of any Python tool: `python -c` that imports sqlite3 and runs the same peer query
+  (Python's start-up alone, `python -c pass`, and with SQLAlchemy imported: bench/search_scans.py);
 - warm, both: after its first query, the process runs each of the kind's queries once (the warm median:
   each distinct query's first run in a process that has searched before), then each of the kind's first
   `STEADY_QUERIES` queries `STEADY_REPEATS` times (the steady median: the same query again, as a user
@@ -101,6 +103,10 @@ print(json.dumps({"import_ms": (imported - started) * 1000, "open_ms": (opened -
                   "steady_ms": statistics.median(steady), "warm_end": warm_end,
                   "worker_cpu": usage.ru_utime + usage.ru_stime, "worker_rss": usage.ru_maxrss / 1024}))
 """
+
+# The floor of a one-shot Python search: start, import sqlite3, run the peer's query once.
+PYTHON_PEER = ("import sqlite3, sys\n"
+               "sqlite3.connect(sys.argv[1], uri=True).execute(sys.argv[2], sys.argv[3:]).fetchall()")
 
 # The peer's process does what WORKER does, on the FTS5 file: first query, each query once, then repeated.
 PEER_WORKER = """
@@ -201,7 +207,8 @@ def postgresql_copy(size: int, url: str) -> str:
 
 
 def _cold(size: int, kind: str, queries: list[tuple[str, dict]], path: str, peer: Path) -> dict:
-    """One round of a kind's cold figures: the worker, the CLI and the sqlite3 CLI, each a new process."""
+    """One round of a kind's cold figures: the worker, the CLI, the sqlite3 CLI and Python's sqlite3 running
+    the peer's query, each a new process."""
     worker = [PYTHON, "-c", WORKER, path, NAMESPACE, json.dumps(queries), str(STEADY_REPEATS),
               str(STEADY_QUERIES)]
     query, options = queries[0]
@@ -214,8 +221,11 @@ def _cold(size: int, kind: str, queries: list[tuple[str, dict]], path: str, peer
         _out, row["cli_wall"], row["cli_cpu"], row["cli_rss"] = _reaped(cli, cache=empty)
     sql, parameters = _fts5_sql(query, options)
     _out, row["sqlite3_wall"], row["sqlite3_cpu"], _rss = _reaped(["sqlite3", str(peer), _inline(sql, parameters)])
+    uri = f"{peer.resolve().as_uri()}?mode=ro"
+    python_peer = [PYTHON, "-c", PYTHON_PEER, uri, sql, *parameters]
+    _out, row["python_wall"], row["python_cpu"], _rss = _reaped(python_peer)
     statements = [_fts5_sql(query, options) for query, options in queries]
-    peer_worker = [PYTHON, "-c", PEER_WORKER, f"{peer.resolve().as_uri()}?mode=ro", json.dumps(statements),
+    peer_worker = [PYTHON, "-c", PEER_WORKER, uri, json.dumps(statements),
                    str(STEADY_REPEATS), str(STEADY_QUERIES)]
     return row | json.loads(_reaped(peer_worker)[0])
 
@@ -251,6 +261,8 @@ def _table(results: dict[int, dict[str, dict]], database: str, heading: list[str
                 f"{row['cli_wall']:.2f} / {row['cli_cpu']:.2f}", f"{row['cli_rss']:.0f}",
                 f"{row['sqlite3_wall']:.3f} / {row['sqlite3_cpu']:.3f}",
                 f"{row['cli_wall'] / max(row['sqlite3_wall'], 1e-3):.0f}×",
+                f"{row['python_wall']:.3f} / {row['python_cpu']:.3f}",
+                f"{row['cli_wall'] / max(row['python_wall'], 1e-3):.1f}×",
             ])
             warm.append([
                 f"{size:,}", kind, f"{row['warm_ms']:.2f} / {row['warm_cpu_ms']:.2f}", f"{row['fts5_ms']:.2f}",
@@ -263,7 +275,9 @@ def _table(results: dict[int, dict[str, dict]], database: str, heading: list[str
         "",
         markdown_table(["events", "kind", "read-only open ms", "first search ms, wall / CPU",
                         "searching process to the end of its warm pass, wall / CPU s", "its peak RSS MB",
-                        "CLI wall / CPU s", "CLI peak RSS MB", "sqlite3 CLI wall / CPU s", "CLI / sqlite3 CLI"],
+                        "CLI wall / CPU s", "CLI peak RSS MB", "sqlite3 CLI wall / CPU s",
+                        "CLI / sqlite3 CLI", "`python -c` sqlite3 + the same query, wall / CPU s",
+                        "CLI / that"],
                        cold),
         "",
         f"{database}, warm (after the process's first query), against FTS5 in a process doing the same:",

@@ -9,9 +9,10 @@ this benchmark process's own RSS when it forks (about 73 MB here): the kernel ca
 across fork and exec, so the small floors show that figure.
 
 - start-up floors: `python -c pass`, `python -c "import sqlalchemy"` (the SQL layer every search needs),
-  `stratagate --version`, and a plain `stratagate search` (words, no `--explain`) on
-  `memory_files.memory_file(100_000)` (its event index in the file), which adds numpy, ICU and the engine's
-  own modules to that floor (every event search kind, cold: bench/search_cold.py);
+  the same with numpy (which ranking words needs), `stratagate --version`, and a plain `stratagate search`
+  (words, no `--explain`) on `memory_files.memory_file(100_000)` (its event index in the file), which adds
+  ICU, click and the engine's own modules to that floor (every event search kind, cold, beside Python's
+  sqlite3 running the FTS5 peer's query: bench/search_cold.py);
 - raw-message search (`--kind raw`): the reference's unranked scan of sealed messages, first 6 sharing a
   word with the query, on `block_memories.block_memory(100_000, 16_700)` (400,800 messages in 16,700
   blocks): a word in about every message, and a word found nowhere (the whole namespace is scanned);
@@ -114,6 +115,8 @@ def _rows(quick: bool) -> list[tuple[str, str, list[str]]]:
     return [
         ("start-up", "`python -c pass`", [PYTHON, "-c", "pass"]),
         ("start-up", "`python -c \"import sqlalchemy\"`", [PYTHON, "-c", "import sqlalchemy"]),
+        ("start-up", "`python -c \"import sqlalchemy, numpy\"` (one OpenBLAS thread, as in the CLI)",
+         [PYTHON, "-c", "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; import sqlalchemy, numpy"]),
         ("start-up", "`stratagate --version`", [STRATAGATE, "--version"]),
         ("start-up", "`stratagate search`, words (no --explain)", [*search, events, "anbado gorvelte", "--namespace",
                                                                  EVENTS_NAMESPACE]),
