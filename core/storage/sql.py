@@ -537,12 +537,12 @@ class SqlBackend:
         v5/v6 file must hold only what the reference wrote, which would not keep an index current."""
         with self._reading() as connection:
             if stored.is_current(connection, namespace):
-                return stored.StoredEventIndex(self._reading, namespace)
+                return stored.StoredEventIndex(self._reading, namespace, events_beside=True)
         if not self.read_only and self.legacy is None:
             with self._writing(namespace) as connection:
                 if not stored.is_current(connection, namespace):
                     self._build_search_index(connection, namespace, progress)
-            return stored.StoredEventIndex(self._reading, namespace)
+            return stored.StoredEventIndex(self._reading, namespace, events_beside=True)
         space = self.load_space(namespace)
         revision = -1 if space is None else space["revision"]
         if self._cached_index is None or self._cached_state != (namespace, revision):

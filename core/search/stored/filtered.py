@@ -90,6 +90,8 @@ class _Bm25Order:
     def __init__(self, positions: np.ndarray, scores: np.ndarray):
         self._positions, self._scores = positions, scores
         self._ascending = np.sort(scores)
+        self._slots: np.ndarray | None = None
+        """The hits' indices in slot order, made for the first run asked for."""
 
     def head(self, depth: int) -> np.ndarray:
         """The hits in the runs that start among the first `depth` slots (the first `depth` ranks are)."""
@@ -113,4 +115,6 @@ class _Bm25Order:
 
     def run(self, run: tuple[int, int]) -> list[int]:
         """The run's positions in slot order (ascending: equal scores are in position order)."""
-        return self._positions[self._scores == self._ascending[len(self._ascending) - 1 - run[0]]].tolist()
+        if self._slots is None:
+            self._slots = np.argsort(-self._scores, kind="stable")
+        return self._positions[self._slots[run[0] : run[1]]].tolist()

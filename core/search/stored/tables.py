@@ -109,6 +109,15 @@ def tables_exist(connection: Connection, state: Table) -> bool:
     return bool(connection.exec_driver_sql("SELECT to_regclass(%s) IS NOT NULL", (state.name,)).scalar_one())
 
 
+def index_exists(connection: Connection, table: str, name: str) -> bool:
+    """Whether the database has the index `name` on `table` (on PostgreSQL: a relation of that name, which
+    only an index can be)."""
+    if connection.dialect.name == "sqlite":
+        return bool(driver_rows(connection, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                                            "AND tbl_name = ? AND name = ?", (table, name))[0][0])
+    return bool(driver_rows(connection, "SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
+
+
 def is_current(connection: Connection, namespace: str) -> bool:
     """Whether the tables hold an index of the namespace in this format, current at its stored revision."""
     return index_is_current(connection, t.search_index_state, namespace, INDEX_FORMAT)
