@@ -8,9 +8,9 @@ from pathlib import Path
 
 if __name__ == "__main__":
     if Path(sys.argv[0]).name == "stratagate":
-        from stratagate.cli.main import cli
+        from stratagate.cli import main as command_line
 
-        cli()
+        command_line.main()
     else:
         from stratagate_gui.app import main
 

@@ -106,6 +106,17 @@ def test_opening_a_file_in_the_cli_loads_no_search_arrays(tmp_path: Path):
     assert _modules_after_cli(["open", str(path), "--read-only"], ("numpy", "stratagate.search.stored.ranking")) == []
 
 
+def test_the_console_script_leaves_what_is_alive_to_the_exit():
+    # The collector's last pass at exit walks every module's objects and frees nothing the exit would not.
+    code = ("import gc\nfrom stratagate.cli.main import main\n"
+            "try:\n    main()\nfinally:\n    print(gc.get_freeze_count())\n")
+    completed = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True)
+    assert completed.returncode == 0
+    version, frozen = completed.stdout.splitlines()
+    assert version == f"stratagate, version {stratagate.__version__}"
+    assert int(frozen) > 0
+
+
 def test_the_cli_keeps_openblas_to_one_thread_unless_told():
     # numpy's OpenBLAS threads spin at import; the engine never calls BLAS.
     code = "import os, stratagate.cli.main\nprint(os.environ['OPENBLAS_NUM_THREADS'])\n"
