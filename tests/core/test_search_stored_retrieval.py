@@ -230,3 +230,26 @@ def test_a_long_lived_reader_keeps_a_bounded_number_of_filter_subsets(tmp_path: 
                 assert [hit.event.title for hit in hits] == [f"{name}'s card"]
         assert len(reader._retrieval._facets._classes) == 2
         assert len(reader._retrieval._facets._weighted) == 2
+
+
+def test_a_long_lived_reader_keeps_a_bounded_number_of_filter_position_sets(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stored_facets, "KEPT_POSITION_SETS", 2)
+    path = tmp_path / "memory.sqlite"
+    names = ["Alice", "Bruno", "Chen"]
+    with stratagate.open(path, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for name in names:
+            for number in range(3):
+                memory.add_event(f"{name}'s card {number}", "shared words", source_block_id=block_id,
+                                 temporal={"participants": [name]})
+    with stratagate.open(path, "ns", read_only=True) as reader:
+        first = {name: _hits(reader.search_events("shared", participants=[name])) for name in names}
+        for name in [*names, names[0], *reversed(names)]:
+            assert _hits(reader.search_events("shared", participants=[name])) == first[name]
+            assert {hit.event.title.split("'")[0] for hit in reader.search_events("shared", participants=[name])} \
+                == {name}
+        kept = reader._retrieval._facets._kept[("positions",)]
+        assert len(kept) == 2
+        assert all(not positions.flags.writeable for positions in kept.values())
