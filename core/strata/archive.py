@@ -65,25 +65,73 @@ def blob_json(original_path: str, content: str, archived_at: str, tags: list[str
     return f"{head}{quote(content)[1:-1]}{tail}".encode()
 
 
-# Bytes `json.dumps` writes as they are (printable ASCII), plus the three escaped by `ascii_blob_json`.
+# Bytes `json.dumps` writes as they are (printable ASCII), plus the three `ascii_json_text` escapes.
 _PLAIN_TEXT = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 
 
-def ascii_blob_json(original_path: str, data: bytes, archived_at: str, tags: list[str]) -> bytes | None:
-    """`blob_json` of a file's bytes when they are printable ASCII, tabs and line breaks (most markdown):
-    escaped as bytes, skipping the decode, the escape of a str and the encode back (about 4 µs of a
-    1.5 KB file). None for any other file."""
+def ascii_json_text(data: bytes) -> bytes | None:
+    """What `json.dumps` writes between the quotes of a file's text, when its bytes are printable ASCII,
+    tabs and line breaks (most markdown): escaped as bytes, skipping the decode, the escape of a str and
+    the encode back (about 4 µs of a 1.5 KB file). None for any other file."""
     if data.translate(None, _PLAIN_TEXT):
         return None
-    escaped = (
+    return (
         data.replace(b"\\", b"\\\\")
         .replace(b'"', b'\\"')
         .replace(b"\n", b"\\n")
         .replace(b"\r", b"\\r")
         .replace(b"\t", b"\\t")
     )
-    head, tail = _blob_frame(original_path, archived_at, tags)
-    return b"".join((head.encode(), escaped, tail.encode()))
+
+
+class RunBlobs:
+    """Blob JSON, keywords column and preview of the files one eviction run archives, built straight from
+    their parts (no `Blob` per file). The run's blobs share `archived_at`, so the frame after the content
+    is encoded once per run, and a first tag once per first path segment."""
+
+    def __init__(self, archived_at: str) -> None:
+        self.archived_at = archived_at
+        self._after_content = f'",\n  "archived_at": {quote(archived_at)},\n  "tags": [\n    '.encode()
+        self._first_tags: dict[str, str] = {}  # first path segment → its tag, JSON-quoted
+
+    def encode(self, relative_path: str, data: bytes) -> tuple[bytes, str, str] | None:
+        """(blob bytes, keywords column, preview) of a file's bytes, exactly as `blob_json`,
+        `shadow.keywords_text` and the first PREVIEW_CHARS characters give them; None if not UTF-8."""
+        escaped = ascii_json_text(data)
+        if escaped is None or "\\" in relative_path:  # not printable ASCII, or a name `infer_tags` re-splits
+            try:
+                content = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            tags = infer_tags(relative_path)
+            keywords = "[" + ", ".join(map(quote, tags)) + "]"
+            return (
+                blob_json(relative_path, content, self.archived_at, tags),
+                keywords,
+                content[:PREVIEW_CHARS],
+            )
+        # `infer_tags` by hand: the first segment, the title-cased stem.
+        first = relative_path.partition("/")[0]
+        first_tag = self._first_tags.get(first)
+        if first_tag is None:
+            first_tag = self._first_tags[first] = quote(first)
+        name = relative_path.rpartition("/")[2]
+        if "." in name:
+            tags = (first_tag, quote(name.rpartition(".")[0].replace("_", " ").replace("-", " ").title()))
+        else:
+            tags = (first_tag,)
+        blob = b"".join(
+            (
+                b'{\n  "original_path": ',
+                quote(relative_path).encode(),
+                b',\n  "content": "',
+                escaped,
+                self._after_content,
+                ",\n    ".join(tags).encode(),
+                b"\n  ]\n}",
+            )
+        )
+        return blob, "[" + ", ".join(tags) + "]", data[:PREVIEW_CHARS].decode("ascii")
 
 
 def read_blob(file: Path) -> Blob:

@@ -132,8 +132,9 @@ def read_journal(journal: Path) -> list[tuple[str, str, bytes]]:
     return entries
 
 
-def _write_all(descriptor: int, data: bytes) -> None:
-    view, offset = memoryview(data), 0
+def _write_all(descriptor: int, data: bytes, offset: int = 0) -> None:
+    """Write `data` at the start of the file, from `offset` on (what a short `pwrite` left)."""
+    view = memoryview(data)
     while offset < len(data):
         offset += os.pwrite(descriptor, view[offset:], offset)
 
@@ -268,30 +269,34 @@ def close_descriptors(batch: list[StagedBlob], folders: FolderDescriptors | None
 
 
 def _turn_into_blobs(batch: list[StagedBlob]) -> dict[str, str]:
-    skipped = {}
-    for staged in batch:
-        change = _rewrite_into_blob(staged) if staged.in_place else _copy_into_blob(staged)
-        if change:
-            skipped[staged.path] = change
-    return skipped
-
-
-def _rewrite_into_blob(staged: StagedBlob) -> str:
-    """Rename the cooled file into archive/ first, then rewrite it there as its blob.
+    """Rename each cooled file into archive/ first, then rewrite it there as its blob (a file with other
+    hard links gets a new blob file instead); the files skipped because they changed (path → why).
 
     The rename takes the name away from editors, so only a writer that already had the file open could
     still change it; the (inode, size, mtime) read before staging is compared after the rename: a file
-    edited since it was read goes back to cooled untouched and is skipped this cycle ("" when archived).
+    edited since it was read goes back to cooled untouched and is skipped this cycle.
     """
-    archive = staged.archive_folder
-    os.rename(staged.source_name, staged.blob_name, src_dir_fd=staged.source_folder, dst_dir_fd=archive)
-    # The name now in archive/ must still be the very file (inode, size, mtime) that was read, whose
-    # descriptor staging kept open: then writing through that descriptor rewrites exactly it.
-    if _version(os.stat(staged.blob_name, dir_fd=archive, follow_symlinks=False)) != staged.version:
-        return put_back(staged.blob_file, staged.source)
-    # The blob JSON is always longer than the text it escapes, so it covers the old bytes.
-    _write_all(staged.descriptor, staged.blob)
-    return ""
+    skipped = {}
+    rename, stat, pwrite = os.rename, os.stat, os.pwrite  # this loop is the rewrite thread's whole work
+    for staged in batch:
+        if not staged.in_place:
+            change = _copy_into_blob(staged)
+            if change:
+                skipped[staged.path] = change
+            continue
+        archive, name, blob = staged.archive_folder, staged.blob_name, staged.blob
+        rename(staged.source_name, name, src_dir_fd=staged.source_folder, dst_dir_fd=archive)
+        # The name now in archive/ must still be the very file (inode, size, mtime) that was read, whose
+        # descriptor staging kept open: then writing through that descriptor rewrites exactly it.
+        moved = stat(name, dir_fd=archive, follow_symlinks=False)
+        if (moved.st_ino, moved.st_size, moved.st_mtime_ns) != staged.version:
+            skipped[staged.path] = put_back(staged.blob_file, staged.source)
+            continue
+        # The blob JSON is always longer than the text it escapes, so it covers the old bytes.
+        written = pwrite(staged.descriptor, blob, 0)
+        if written < len(blob):
+            _write_all(staged.descriptor, blob, written)
+    return skipped
 
 
 def _copy_into_blob(staged: StagedBlob) -> str:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 from sqlalchemy import (
@@ -83,6 +84,9 @@ _ROW = "(?, ?, ?, ?, ?, ?)"
 _ROWS_PER_STATEMENT = 2048
 
 
+# Page cache of an eviction's insert connection (KiB): 20,000 rows make a 14 MB database.
+_PENDING_CACHE_KIB = 32 * 1024
+
 Row = tuple[str, str, str, str, str, str]  # column values in table order
 
 
@@ -91,7 +95,7 @@ def _insert_rows(connection: Connection, rows: list[Row]) -> None:
     for start in range(0, len(rows), _ROWS_PER_STATEMENT):
         chunk = rows[start : start + _ROWS_PER_STATEMENT]
         statement = _INSERT + ", ".join([_ROW] * len(chunk))
-        connection.exec_driver_sql(statement, tuple(value for row in chunk for value in row))
+        connection.exec_driver_sql(statement, tuple(chain.from_iterable(chunk)))
 
 
 def keywords_text(keywords: list[str]) -> str:
@@ -267,6 +271,9 @@ class PendingRows:
         self._index = index
         self._connection = connection
         self._transaction = connection.begin()
+        # A page cache that holds a whole run's rows: with SQLite's default (2 MB) the transaction spills
+        # pages to the file mid-way; 20,000 rows alone cost 8.9-11.2 µs of CPU per row so, 7.7-8.6 not.
+        connection.exec_driver_sql(f"PRAGMA cache_size = -{_PENDING_CACHE_KIB}")
         self._error: BaseException | None = None
         self._queue: queue.SimpleQueue[list[Row] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._insert, name="strata-shadow-insert")

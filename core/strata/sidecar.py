@@ -91,6 +91,7 @@ class AccessSidecar:
         self.records: dict[str, AccessRecord] = records if records is not None else {}
         self._dirty = records is not None and dirty
         self._on_save = on_save
+        self._fresh: AccessRecord | None = None  # the last record `start_tracking` made
         if records is None and file.exists():
             try:
                 text = file.read_text(encoding="utf-8")
@@ -102,7 +103,11 @@ class AccessSidecar:
         return self.records.get(path)
 
     def start_tracking(self, path: str, now: float) -> None:
-        self.records[path] = AccessRecord(0, float(now))
+        record = self._fresh
+        if record is None or record.last_accessed != now:
+            # Records are immutable: a migration's files share the one record of its `now`.
+            record = self._fresh = AccessRecord(0, float(now))
+        self.records[path] = record
         self._dirty = True
 
     def record_access(self, path: str, now: float) -> AccessRecord:

@@ -8,11 +8,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratagate.strata.archive import Blob, ascii_blob_json, blob_bytes
+from stratagate.strata.archive import Blob, RunBlobs, blob_bytes, infer_tags
 from stratagate.strata.errors import UnsafePathError
 from stratagate.strata.paths import canonical_relative_path, inside_tier
 from stratagate.strata.repair import salvage_entries
-from stratagate.strata.shadow import ShadowEntry
+from stratagate.strata.shadow import ShadowEntry, keywords_text
 from stratagate.strata.sidecar import AccessRecord, encode_records, parse_sidecar
 from tests.property_budget import examples
 
@@ -28,28 +28,39 @@ def test_blob_bytes_are_exactly_what_json_dumps_indent_2_writes(path, content, a
 
 
 @given(
-    path=texts,
+    path=st.one_of(texts, st.lists(segments, min_size=1, max_size=3).map("/".join)),
     data=st.one_of(
         st.binary(max_size=60),
         st.text(st.characters(max_codepoint=127), max_size=60).map(str.encode),
         texts.map(str.encode),
     ),
-    tags=st.lists(texts, max_size=3),
 )
 @settings(max_examples=examples(200))
-def test_ascii_blobs_escaped_as_bytes_are_exactly_what_json_dumps_writes(path, data, tags):
-    """The bytes fast path either declines (None) or writes what `json.dumps` writes of the decoded text."""
-    fast = ascii_blob_json(path, data, "2026-12-02T00:00:00+00:00", tags)
-    if fast is None:
-        assert not (data.isascii() and all(32 <= byte < 127 or byte in b"\t\n\r" for byte in data))
+def test_an_eviction_runs_blobs_are_exactly_what_json_dumps_writes(path, data):
+    """Eviction's blob bytes (escaped as bytes when the text is printable ASCII), keywords column and
+    preview are what `json.dumps`, `keywords_text` and the reference's 200-character cut give."""
+    archived_at = "2026-12-02T00:00:00+00:00"
+    run = RunBlobs(archived_at)
+    encoded = run.encode(path, data)
+    if encoded is None:
+        assert not _is_utf8(data)
         return
-    expected = {
-        "original_path": path,
-        "content": data.decode("utf-8"),
-        "archived_at": "2026-12-02T00:00:00+00:00",
-        "tags": tags,
-    }
-    assert fast == json.dumps(expected, indent=2).encode("utf-8")
+    content, tags = data.decode("utf-8"), infer_tags(path)
+    expected = {"original_path": path, "content": content, "archived_at": archived_at, "tags": tags}
+    assert encoded == (
+        json.dumps(expected, indent=2).encode("utf-8"),
+        keywords_text(tags),
+        content[:200],
+    )
+    assert run.encode(path, data) == encoded  # a second file of the run: the cached first tag
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 @given(

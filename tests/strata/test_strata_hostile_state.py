@@ -62,16 +62,9 @@ def test_recovery_after_a_kill_puts_back_a_file_edited_after_it_was_moved(store:
     write_file(store.cooled_root, "notes/log.md", "# Log\n")
     write_file(store.cooled_root, "notes/done.md", "# Done\n")
     plan = janitor.plan_evict(store)
-    archived_at = "2026-12-01T00:00:00+00:00"
     folders = FolderDescriptors()
-    archive = (f"{store.archive_root}/", folders.get(str(store.archive_root)))
-    ids = janitor._new_ids()
-    staged = [
-        janitor._stage_blob(
-            store, planned, folders, f"{store.cooled_root}/", archive, archived_at, next(ids)
-        )
-        for planned in plan
-    ]
+    stager = janitor._Stager(store, folders.get(str(store.archive_root)), "2026-12-01T00:00:00+00:00")
+    staged = [stager.stage(planned.path, folders) for planned in plan]
     with create_journal(store.evict_journal_file) as journal:
         append_batch(journal, staged)
     close_descriptors(staged)
