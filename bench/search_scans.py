@@ -144,10 +144,18 @@ def _baseline_path(checkout: Path, directory: str) -> str:
     return directory
 
 
+BASELINE_SCRIPT = ("import sys\nfrom stratagate.cli import main\nsys.argv[0] = 'stratagate'\n"
+                   "getattr(main, 'main', main.cli)()")
+"""This venv's `stratagate` script for a baseline checkout: the script calls `main`, which checkouts before
+it was added lack (their script called the click group, `cli`)."""
+
+
 def _measure(command: list[str], pythonpath: str | None) -> tuple[float, float, float]:
     saved = os.environ.get("PYTHONPATH")
     if pythonpath:
         os.environ["PYTHONPATH"] = pythonpath
+        if command[0] == STRATAGATE:
+            command = [PYTHON, "-c", BASELINE_SCRIPT, *command[1:]]
     try:
         _out, wall, cpu, rss = _reaped(command)
     finally:
