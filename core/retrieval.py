@@ -407,6 +407,8 @@ class Retrieval:
         if section in ("events", "*") and isinstance(stored, StoredEventIndex) and not stored.follows_commits:
             # An outside-cache index (a writable v5/v6 file's) shows the revision it was built for.
             self._stored, self._facets = False, None
+        if self._facets is not None:
+            self._facets.committed()
         facts = self._stored_facts
         if section in ("elements", "*") and facts and not facts.follows_commits:  # an index, not False or None
             self._stored_facts = False
@@ -455,11 +457,14 @@ class Retrieval:
         tokens = search_tokens(query)
         stored = self._stored_index()
         if stored is not None:
-            if explain:
-                return self._explain_stored_events(stored, query, tokens, size, temporal_intent, wanted,
-                                                   type_wanted, happened_from, happened_to)
-            return self._search_stored_events(stored, query, tokens, size, temporal_intent, wanted, type_wanted,
-                                              happened_from, happened_to)
+            # One read transaction for the index, the filters and the hits (each one a round trip or more on
+            # PostgreSQL), begun once the index is there.
+            with self._memory.backend.shared_read():
+                if explain:
+                    return self._explain_stored_events(stored, query, tokens, size, temporal_intent, wanted,
+                                                       type_wanted, happened_from, happened_to)
+                return self._search_stored_events(stored, query, tokens, size, temporal_intent, wanted,
+                                                  type_wanted, happened_from, happened_to)
         if tokens and not (wanted or type_wanted or happened_from or happened_to) and not explain:
             return self._text_only_events(query, size)
         return self._search_events(query, tokens, size, temporal_intent, wanted, type_wanted, happened_from,

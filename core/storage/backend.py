@@ -180,4 +180,8 @@ class StorageBackend(Protocol):
         """Hold the namespace's write lock until the block ends: reads and the one commit inside it see and
         write a state no other writer changes meanwhile (a writer that lost a race uses it to retry fairly)."""
 
+    def shared_read(self) -> AbstractContextManager[None]:
+        """Run the calling thread's reads inside on one read transaction (one snapshot, one round trip to
+        begin it); writes inside are not seen."""
+
     def close(self) -> None: ...

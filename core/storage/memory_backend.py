@@ -295,5 +295,9 @@ class MemoryBackend:
         """Nothing to hold: one process, and a commit never yields to another writer midway."""
         return nullcontext()
 
+    def shared_read(self) -> AbstractContextManager[None]:
+        """Nothing to share: reads see the data as it is."""
+        return nullcontext()
+
     def close(self) -> None:
         """Nothing to release; the data lives as long as this object."""

@@ -74,6 +74,15 @@ _EVENT_COLUMNS = tuple(column.name for column in s.events.columns)
 def _keyed_events(connection: Connection, namespace: str, keys: list[str]) -> list[Record]:
     """The events at some ids (a search's hits) and their sources, sent to the driver as they are
     (`driver_rows`); no ORDER BY (see `_in_order`)."""
+    if connection.dialect.name == "postgresql":
+        # One statement, each event's sources in an array beside it: a round trip less. The ids as one array
+        # parameter give one statement text for any number of them, which the driver can prepare.
+        rows = driver_rows(connection, (
+            f"SELECT {', '.join(_EVENT_COLUMNS)}, ARRAY(SELECT s.message_id FROM event_sources AS s "
+            f"WHERE s.namespace = e.namespace AND s.event_id = e.id ORDER BY s.position) "
+            f"FROM events AS e WHERE e.namespace = ? AND e.id = ANY(?)"), (namespace, list(keys)))
+        return [rec.event_record(dict(zip(_EVENT_COLUMNS, values[:-1], strict=True)), values[-1])
+                for values in rows]
     asked = (namespace, *keys)
     rows = driver_rows(connection, f"SELECT {', '.join(_EVENT_COLUMNS)} FROM events "
                                    f"WHERE namespace = ? AND id IN ({marks(len(keys))})", asked)

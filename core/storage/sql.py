@@ -22,6 +22,7 @@ import math
 import os
 import random
 import sqlite3
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -125,6 +126,8 @@ class SqlBackend:
         self._cached_fact_state: tuple[str, int] | None = None
         self._held: Connection | None = None
         """The connection of an `exclusive` block: every read and write inside the block runs on it."""
+        self._shared = threading.local()
+        """This thread's connection of a `shared_read` block (`connection`): every read inside runs on it."""
         self._inactive_indexed = False
         """Whether `events_inactive_idx` is known to be there (`_ensure_inactive_index`)."""
 
@@ -488,16 +491,39 @@ class SqlBackend:
                 self._held = None
 
     @contextmanager
+    def shared_read(self) -> Iterator[None]:
+        """Run this thread's reads inside on one read transaction: one snapshot for all of them, and one
+        BEGIN and ROLLBACK instead of a pair per read, each a round trip on PostgreSQL (a search reads its
+        index, its filters and its hits). Writes inside are not seen: call it after any build. Nests."""
+        if self._held is not None or getattr(self._shared, "connection", None) is not None:
+            yield
+            return
+        with self._reading() as connection:
+            self._shared.connection = connection
+            try:
+                yield
+            finally:
+                self._shared.connection = None
+
+    @contextmanager
     def _reading(self) -> Iterator[Connection]:
         """One read transaction that sees a single snapshot (SQLite's default; REPEATABLE READ on PostgreSQL,
         so a section read in several queries, or an export, cannot mix two commits)."""
         if self._held is not None:
             yield self._held
             return
+        shared = getattr(self._shared, "connection", None)
+        if shared is not None:
+            yield shared
+            return
         with self.engine.connect() as connection:
             if self.dialect == "postgresql":
                 connection.execution_options(isolation_level="REPEATABLE READ")
             yield connection
+            if self.dialect == "postgresql" and connection.in_transaction():
+                # COMMIT ends a read as ROLLBACK would, but psycopg forgets its prepared statements on a
+                # ROLLBACK (and deallocates them: another round trip), so the next read would parse them again.
+                connection.commit()
 
     @contextmanager
     def _writing(self, namespace: str) -> Iterator[Connection]:

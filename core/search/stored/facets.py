@@ -72,6 +72,8 @@ class StoredFacets:
         self._kept_at = -1
         self._kept: dict[tuple, object] = {}
         """What the queries of one revision share (see `_kept_for`)."""
+        self._revision_in: tuple[object, int] = (None, -1)
+        """(the read transaction, the index's revision in it): a search asks several times in one."""
 
     # filters -----------------------------------------------------------------------------------------------
     def with_participants(self, wanted: list[str]) -> Subset:
@@ -237,9 +239,19 @@ class StoredFacets:
             f"ORDER BY CASE {' '.join([when] * len(classes))} END, updated_key DESC, position"),
             (self.namespace, *subset.values, *values))]
 
+    def committed(self) -> None:
+        """Read the revision again, even in the same transaction: a commit in it (an exclusive block's) moved
+        the index."""
+        self._revision_in = (None, -1)
+
     def _revision(self, connection: Connection) -> int:
-        return driver_rows(connection, "SELECT revision FROM search_index_state WHERE namespace = ?",
-                           (self.namespace,))[0][0]
+        transaction, revision = self._revision_in
+        if transaction is None or transaction is not connection.get_transaction():
+            revision = driver_rows(connection, "SELECT revision FROM search_index_state WHERE namespace = ?",
+                                   (self.namespace,))[0][0]
+            # The transaction is held, so that no later one can be this object.
+            self._revision_in = (connection.get_transaction(), revision)
+        return revision
 
     def _weight_head(self, connection: Connection, subset: Subset, turn: int, top: int) -> list[str]:
         """The first `top` ids of the subset in the weight order, reading only the rows that can be among them.

@@ -17,6 +17,7 @@ from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.postings import contributions
 from stratagate.search.stored.tables import Connect, chunks, driver_rows, index_exists, marks
 from stratagate.search.stored.terms import merge
+from stratagate.storage.driver import one_of
 
 
 class StoredEventIndex:
@@ -65,11 +66,8 @@ class StoredEventIndex:
         nothing = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         if not terms or (allowed is not None and not len(allowed)):
             return nothing
-        documents, total_length = driver_rows(connection, "SELECT documents, total_length "
-                                                          "FROM search_index_state WHERE namespace = ?",
-                                              (self.namespace,))[0]
-        held = [(idf(documents, count), triples) for count, triples in self._postings(connection, terms)
-                if len(triples)]
+        documents, total_length, postings = self._postings(connection, terms)
+        held = [(idf(documents, count), triples) for count, triples in postings if len(triples)]
         if allowed is not None and held:
             held = _within(held, allowed)
         if not documents or not held:
@@ -89,11 +87,18 @@ class StoredEventIndex:
             positions, scores = _at_least_limit_th(positions, scores, limit)
         return positions, scores
 
-    def _postings(self, connection: Connection, terms: list[str]) -> list[tuple[int, np.ndarray]]:
-        """(document frequency, current triples) of each indexed query term, in query order."""
-        settled = {term: (count, pending, postings) for term, count, pending, postings in driver_rows(
-            connection, f"SELECT term, count, pending, postings FROM search_terms WHERE namespace = ? "
-                        f"AND count > 0 AND term IN ({marks(len(terms))})", (self.namespace, *terms))}
+    def _postings(self, connection: Connection,
+                  terms: list[str]) -> tuple[int, int, list[tuple[int, np.ndarray]]]:
+        """(documents, total length, (document frequency, current triples) of each indexed query term in query
+        order), the statistics and the terms read by one statement (a round trip on PostgreSQL)."""
+        matching, values = one_of(connection, terms)
+        rows = driver_rows(connection, f"SELECT s.documents, s.total_length, t.term, t.count, t.pending, "
+                                       f"t.postings FROM search_index_state AS s LEFT JOIN search_terms AS t "
+                                       f"ON t.namespace = s.namespace AND t.count > 0 AND t.term {matching} "
+                                       f"WHERE s.namespace = ?", (*values, self.namespace), binary=True)
+        documents, total_length = rows[0][:2]
+        settled = {term: (count, pending, postings) for _d, _l, term, count, pending, postings in rows
+                   if term is not None}
         # `pending` counts the change rows written since the blob was settled (at least): 0 means none.
         changed = [term for term, (_count, pending, _postings) in settled.items() if pending]
         overlay: dict[str, list[Any]] = defaultdict(list)
@@ -103,8 +108,8 @@ class StoredEventIndex:
                                 f"WHERE namespace = ? AND term IN ({marks(len(changed))})",
                     (self.namespace, *changed)):
                 overlay[term].append((position, frequency, length))
-        return [(settled[term][0], merge(bytes(settled[term][2]), overlay.get(term, [])))
-                for term in terms if term in settled]
+        return documents, total_length, [(settled[term][0], merge(bytes(settled[term][2]), overlay.get(term, [])))
+                                         for term in terms if term in settled]
 
     def ids(self, connection: Connection, positions: np.ndarray) -> list[str]:
         """The event ids at these positions, in the order given.
@@ -118,6 +123,11 @@ class StoredEventIndex:
             self._names_from_events = index_exists(connection, "events", "events_position_idx")
         table, column = ("events", "id") if self._names_from_events else ("search_events", "event_id")
         found: dict[int, str] = {}
+        if connection.dialect.name == "postgresql":  # whose planner seeks each one from an array
+            found.update(driver_rows(connection, "SELECT position, event_id FROM search_events "
+                                                 "WHERE namespace = ? AND position = ANY(?)",
+                                     (self.namespace, positions.tolist())))
+            return [found[position] for position in positions.tolist()]
         for chunk in chunks(positions.tolist()):
             found.update(driver_rows(connection, (
                 f"WITH wanted(position) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
