@@ -145,6 +145,12 @@ def _delete_stale_block_messages(connection: Connection, namespace: str, block: 
     connection.exec_driver_sql(driver_sql(connection, sql), {"namespace": namespace, "block": block, **parameters})
 
 
+_STALE_MESSAGES_AND_BLOCK = (
+    'WITH stale AS (DELETE FROM messages WHERE "namespace" = :namespace AND "block_id" = :id '
+    'AND NOT ("id" = ANY(:keep))) ' + _upsert_sql(s.blocks))
+"""PostgreSQL: a written block's row, and the deletion of the messages it no longer holds (`keep`)."""
+
+
 def _grouped(pairs: Iterable[Any]) -> dict[str, list[str]]:
     """(parent id, child id) rows, already in child order → parent id → child ids."""
     groups: dict[str, list[str]] = defaultdict(list)
@@ -634,6 +640,15 @@ class SectionStore:
     ) -> None:
         m = s.messages
         block_rows = [rec.block_row(namespace, block) for block in records]
+        if self.legacy is None and self.dialect == "postgresql":
+            # Each block's row and the deletion of the messages it no longer holds in one statement: a round
+            # trip less per block (the messages' rows follow in one batch).
+            connection.exec_driver_sql(_pyformat(_STALE_MESSAGES_AND_BLOCK), [
+                {**row, "keep": [message["id"] for message in block["l5Raw"]]}
+                for row, block in zip(block_rows, records, strict=True)])
+            upsert(connection, m, [rec.message_row(namespace, message, block["id"], position)
+                                   for block in records for position, message in enumerate(block["l5Raw"])])
+            return
         if self.legacy is None:
             upsert(connection, s.blocks, block_rows)
         else:

@@ -151,7 +151,7 @@ class SqlBackend:
             return list(connection.scalars(select(ms.c.namespace).order_by(ms.c.namespace)))
 
     def load_space(self, namespace: str) -> Record | None:
-        with self._reading() as connection:
+        with self._reading_one() as connection:
             return self._space(connection, namespace)
 
     def load_section(self, namespace: str, section: str) -> list[Record]:
@@ -217,7 +217,7 @@ class SqlBackend:
         # PostgreSQL's text columns use the "C" collation; a parameter compared in another would miss the indexes.
         c = ' COLLATE "C"' if self.dialect == "postgresql" else ""
         one, other = ("thread_id IS NULL", f"thread_id = ''{c}") if thread_id is None else (f"thread_id = :thread{c}", "1 = 0")
-        with self._reading() as connection:
+        with self._reading_one() as connection:
             sql = driver_sql(connection, _BLOCK_TALLY.format(one=one, other=other, c=c))
             count, last, last_other, highest = connection.exec_driver_sql(
                 sql, {"namespace": namespace, "thread": thread_id}
@@ -524,6 +524,18 @@ class SqlBackend:
                 # COMMIT ends a read as ROLLBACK would, but psycopg forgets its prepared statements on a
                 # ROLLBACK (and deallocates them: another round trip), so the next read would parse them again.
                 connection.commit()
+
+    @contextmanager
+    def _reading_one(self) -> Iterator[Connection]:
+        """`_reading` for a read of one statement, which sees one snapshot by itself: on PostgreSQL it runs
+        outside a transaction, sparing the BEGIN and its end (two round trips)."""
+        if self.dialect != "postgresql" or self._held is not None or getattr(self._shared, "connection", None):
+            with self._reading() as connection:
+                yield connection
+            return
+        with self.engine.connect() as connection:
+            connection.execution_options(isolation_level="AUTOCOMMIT")
+            yield connection
 
     @contextmanager
     def _writing(self, namespace: str) -> Iterator[Connection]:
