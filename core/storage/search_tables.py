@@ -25,6 +25,7 @@ they were; `stratagate.search.stored` creates, fills and reads them.
 from __future__ import annotations
 
 from sqlalchemy import (
+    DDL,
     REAL,
     TEXT,
     BigInteger,
@@ -36,6 +37,7 @@ from sqlalchemy import (
     MetaData,
     PrimaryKeyConstraint,
     Table,
+    event,
 )
 
 Text = TEXT().with_variant(TEXT(collation="C"), "postgresql")
@@ -69,6 +71,10 @@ search_terms = _table(
     PrimaryKeyConstraint("namespace", "term"),
     sqlite_with_rowid=False,
 )
+# PostgreSQL compresses a large value by default, so every read of a term's postings would decompress them
+# again (about three times the cost of reading them); they are read far more often than written.
+_UNCOMPRESSED = DDL("ALTER TABLE search_terms ALTER COLUMN postings SET STORAGE EXTERNAL")
+event.listen(search_terms, "after_create", _UNCOMPRESSED.execute_if(dialect="postgresql"))
 
 search_term_changes = _table(
     "search_term_changes",

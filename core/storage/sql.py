@@ -965,7 +965,10 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
     options = f"-c lock_timeout={max(1, int(timeout * 1000))}"
     if read_only:
         options += " -c default_transaction_read_only=on"
-    engine = create_engine(url, connect_args={"connect_timeout": max(1, int(timeout)), "options": options})
+    # A statement run twice is prepared (psycopg's default waits for five): a search runs the same few texts
+    # (their lists are arrays), and a prepared one is neither parsed again nor, after a few runs, planned again.
+    engine = create_engine(url, connect_args={"connect_timeout": max(1, int(timeout)), "options": options,
+                                              "prepare_threshold": 1})
     try:
         with engine.connect() as connection:
             tables = inspect(connection).get_table_names()

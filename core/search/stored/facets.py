@@ -52,6 +52,8 @@ def class_weight(weight_class: WeightClass, turn: int) -> float:
     return decayed if forced_cap is None else min(decayed, forced_cap)
 
 
+CLASSES_AT_ONCE = 100
+"""Weight classes whose rows one statement reads (SQLite joins at most 500 SELECTs in one)."""
 KEPT_SUBSETS = 256
 """How many filter subsets' weight classes one revision keeps (the oldest asked goes first)."""
 KEPT_POSITION_SETS = 16
@@ -212,7 +214,7 @@ class StoredFacets:
             if len(numbers) == 1:
                 parts.append(scanned[starts[numbers[0]]:starts[numbers[0] + 1]])
             else:
-                rows = self._class_rows(connection, ALL, [classes[number][0] for number in numbers], None)
+                rows = self._class_rows(connection, ALL, [(classes[number][0], None) for number in numbers])
                 parts.append(np.array([row[0] for row in _by_weight(rows, turn)], dtype=np.int64))
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
@@ -273,7 +275,8 @@ class StoredFacets:
         heavier = [key for weight, key, _count in weighted if weight > threshold]
         tied = [key for weight, key, _count in weighted if weight == threshold]
         rest = top - sum(count for weight, _key, count in weighted if weight > threshold)
-        rows = self._class_rows(connection, subset, heavier, None) + self._class_rows(connection, subset, tied, rest)
+        rows = self._class_rows(connection, subset,
+                                [(key, None) for key in heavier] + [(key, rest) for key in tied])
         return [row[1] for row in _by_weight(rows, turn)[:top]]
 
     def _weighted_classes(self, connection: Connection, subset: Subset,
@@ -305,30 +308,42 @@ class StoredFacets:
                             f"forced_cap", (self.namespace, *subset.values))]
         return self._classes[subset]
 
-    def _class_rows(self, connection: Connection, subset: Subset, classes: list[WeightClass],
-                    limit: int | None) -> list[tuple]:
-        """The subset's rows in these classes (with `limit`: each class's first `limit` by updatedAt descending
-        then position, which hold the first `limit` of all, the classes weighing the same), one index range
-        each: `search_events_weight_idx` lists a class's rows in that order."""
+    def _class_rows(self, connection: Connection, subset: Subset,
+                    classes: list[tuple[WeightClass, int | None]]) -> list[tuple]:
+        """The subset's rows in these classes, each class's with its limit (None: all; a number: the class's
+        first rows by updatedAt descending then position, which hold the first of all the classes weighing
+        the same), one index range each (`search_events_weight_idx` lists a class's rows in that order), read
+        by one statement for up to `CLASSES_AT_ONCE` classes: a round trip each on PostgreSQL."""
         rows: list[tuple] = []
-        for key in classes:
-            pinned, floor_weight, forced_cap, mention_count, last_adopted_turn = key
-            cap, cap_values = ("forced_cap IS NULL", ()) if forced_cap is None else ("forced_cap = ?", (forced_cap,))
-            within = Subset(f"mention_count = ? AND last_adopted_turn = ? AND pinned = ? AND floor_weight = ? AND {cap}",
-                            (mention_count, last_adopted_turn, pinned, floor_weight, *cap_values))
-            rows += [(*row, *key) for row in self._select(connection, "position, event_id, updated_key",
-                                                          all_of([subset, within]), "updated_key DESC, position",
-                                                          limit)]
+        for start in range(0, len(classes), CLASSES_AT_ONCE):
+            part = classes[start : start + CLASSES_AT_ONCE]
+            selects, values = [], []
+            for number, (key, limit) in enumerate(part):
+                pinned, floor_weight, forced_cap, mention_count, last_adopted_turn = key
+                cap, cap_values = (("forced_cap IS NULL", ()) if forced_cap is None
+                                   else ("forced_cap = ?", (forced_cap,)))
+                within = Subset(f"mention_count = ? AND last_adopted_turn = ? AND pinned = ? AND floor_weight = ? "
+                                f"AND {cap}", (mention_count, last_adopted_turn, pinned, floor_weight, *cap_values))
+                sql, sql_values = self._select_sql("position, event_id, updated_key", all_of([subset, within]),
+                                                   "updated_key DESC, position", limit)
+                selects.append(f"SELECT {number} AS class, c{number}.* FROM ({sql}) AS c{number}")
+                values += sql_values
+            found = driver_rows(connection, " UNION ALL ".join(selects), values)
+            rows += [(*row[1:], *part[row[0]][0]) for row in found]
         return rows
 
     def _select(self, connection: Connection, columns: str, subset: Subset, order: str | None = None,
                 limit: int | None = None) -> list[tuple]:
+        return driver_rows(connection, *self._select_sql(columns, subset, order, limit))
+
+    def _select_sql(self, columns: str, subset: Subset, order: str | None = None,
+                    limit: int | None = None) -> tuple[str, tuple]:
         sql = f"SELECT {columns} FROM search_events WHERE namespace = ? AND ({subset.sql})"
         if order:
             sql += f" ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return driver_rows(connection, sql, (self.namespace, *subset.values))
+        return sql, (self.namespace, *subset.values)
 
     def _distinct(self, connection: Connection, table: str, column: str) -> list[str]:
         """The column's distinct values in the namespace by a loose index scan (one index seek per value),
