@@ -4,7 +4,28 @@ cost more than running them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Connection
+
+_BEGIN = "stratagate_deferred_begin"
+
+
+def defer_begin(connection: Connection, begin: str | None) -> None:
+    """Have the PostgreSQL connection's next statement (in autocommit mode) start the transaction with `begin`:
+    `driver_rows` sends both in one round trip, any other statement sends it first (`begin_deferred`). None:
+    no longer (the read is over)."""
+    if begin is None:
+        connection.info.pop(_BEGIN, None)
+    else:
+        connection.info[_BEGIN] = begin
+
+
+def begin_deferred(connection: Connection, cursor: Any, *_args: Any) -> None:
+    """SQLAlchemy's `before_cursor_execute` on PostgreSQL engines: send a deferred BEGIN first."""
+    begin = connection.info.pop(_BEGIN, None)
+    if begin is not None:
+        cursor.connection.execute(begin)
 
 
 def driver_rows(connection: Connection, sql: str, values: tuple | list, *, binary: bool = False) -> list[tuple]:
@@ -18,7 +39,13 @@ def driver_rows(connection: Connection, sql: str, values: tuple | list, *, binar
     driver = connection.connection.driver_connection
     cursor = driver.cursor(binary=True) if binary and postgresql else driver.cursor()  # type: ignore[union-attr]
     try:
-        cursor.execute(sql, tuple(values))
+        begin = connection.info.pop(_BEGIN, None) if postgresql else None
+        if begin is None:
+            cursor.execute(sql, tuple(values))
+        else:
+            with driver.pipeline():  # type: ignore[union-attr]  # one round trip for both
+                driver.execute(begin, prepare=False)  # type: ignore[union-attr]
+                cursor.execute(sql, tuple(values))
         return cursor.fetchall()
     finally:
         cursor.close()

@@ -59,6 +59,7 @@ from stratagate.search import stored, stored_facts
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
 from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
+from stratagate.storage.driver import begin_deferred, defer_begin
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
 from stratagate.storage.sections import SectionError, SectionStore, driver_sql
@@ -516,14 +517,22 @@ class SqlBackend:
         if shared is not None:
             yield shared
             return
+        if self.dialect != "postgresql":
+            with self.engine.connect() as connection:
+                yield connection
+            return
         with self.engine.connect() as connection:
-            if self.dialect == "postgresql":
-                connection.execution_options(isolation_level="REPEATABLE READ")
-            yield connection
-            if self.dialect == "postgresql" and connection.in_transaction():
-                # COMMIT ends a read as ROLLBACK would, but psycopg forgets its prepared statements on a
-                # ROLLBACK (and deallocates them: another round trip), so the next read would parse them again.
-                connection.commit()
+            # The driver leaves the transaction to us, so that its BEGIN goes with the first statement.
+            connection.execution_options(isolation_level="AUTOCOMMIT")
+            driver = connection.connection.driver_connection
+            defer_begin(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                yield connection
+            finally:
+                defer_begin(connection, None)
+            # COMMIT ends a read as ROLLBACK would, but psycopg forgets its prepared statements on a ROLLBACK
+            # (and deallocates them: another round trip), so the next read would parse them again.
+            driver.commit()  # type: ignore[union-attr]
 
     @contextmanager
     def _reading_one(self) -> Iterator[Connection]:
@@ -969,6 +978,7 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
     # (their lists are arrays), and a prepared one is neither parsed again nor, after a few runs, planned again.
     engine = create_engine(url, connect_args={"connect_timeout": max(1, int(timeout)), "options": options,
                                               "prepare_threshold": 1})
+    event.listen(engine, "before_cursor_execute", begin_deferred)
     try:
         with engine.connect() as connection:
             tables = inspect(connection).get_table_names()
