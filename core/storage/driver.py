@@ -25,7 +25,7 @@ def begin_deferred(connection: Connection, cursor: Any, *_args: Any) -> None:
     """SQLAlchemy's `before_cursor_execute` on PostgreSQL engines: send a deferred BEGIN first."""
     begin = connection.info.pop(_BEGIN, None)
     if begin is not None:
-        cursor.connection.execute(begin)
+        cursor.connection.execute(begin, prepare=False)
 
 
 def driver_rows(connection: Connection, sql: str, values: tuple | list, *, binary: bool = False) -> list[tuple]:

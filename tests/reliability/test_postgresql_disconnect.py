@@ -88,8 +88,9 @@ def test_a_killed_connection_rolls_back_and_a_retry_stores_the_turn_once(postgre
 
 
 class CommitDroppingProxy:
-    """A unix-socket proxy in front of the test server. Once `armed`, it forwards the next COMMIT and, when the
-    server answers that it committed, closes both sides without relaying the answer."""
+    """A unix-socket proxy in front of the test server. Once `armed`, it forwards the next COMMIT of a write
+    (reads run in REPEATABLE READ transactions, which end in COMMIT too) and, when the server answers that it
+    committed, closes both sides without relaying the answer."""
 
     def __init__(self, server: Any):
         self.directory = Path(tempfile.mkdtemp(prefix="stratagate-pg-proxy-"))
@@ -118,7 +119,7 @@ class CommitDroppingProxy:
         selector = selectors.DefaultSelector()
         selector.register(client, selectors.EVENT_READ, upstream)
         selector.register(upstream, selectors.EVENT_READ, client)
-        committing = False
+        committing = reading = False
         try:
             while True:
                 for key, _ in selector.select():
@@ -129,7 +130,9 @@ class CommitDroppingProxy:
                         self.dropped.set()  # the server's CommandComplete: it has committed; the client never hears
                         return
                     key.data.sendall(data)
-                    if key.fileobj is client and b"COMMIT" in data and self.armed.is_set():
+                    if key.fileobj is client and b"BEGIN" in data:
+                        reading = b"REPEATABLE READ" in data
+                    if key.fileobj is client and b"COMMIT" in data and not reading and self.armed.is_set():
                         self.armed.clear()
                         committing = True
         finally:
