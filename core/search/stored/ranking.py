@@ -124,8 +124,8 @@ class StoredEventIndex:
         table, column = ("events", "id") if self._names_from_events else ("search_events", "event_id")
         found: dict[int, str] = {}
         if connection.dialect.name == "postgresql":  # whose planner seeks each one from an array
-            found.update(driver_rows(connection, "SELECT position, event_id FROM search_events "
-                                                 "WHERE namespace = ? AND position = ANY(?)",
+            found.update(driver_rows(connection, f"SELECT position, {column} FROM {table} "
+                                                 f"WHERE namespace = ? AND position = ANY(?)",
                                      (self.namespace, positions.tolist())))
             return [found[position] for position in positions.tolist()]
         for chunk in chunks(positions.tolist()):
