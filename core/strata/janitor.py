@@ -229,6 +229,7 @@ def plan_evict(
     config = store.config
     chosen = None if paths is None else {canonical_relative_path(path) for path in paths}
     plan = []
+    lru_days: dict[str, int] = {}  # by first path segment, as `lru_days_for` looks them up
     with store.lock():
         records = store.sidecar().records
         for relative, entry in walk_files(store.cooled_root):
@@ -242,14 +243,22 @@ def plan_evict(
                 if refusal:
                     plan.append(refusal)
                     continue
-            stat = entry.stat(follow_symlinks=False)
             record = records.get(relative)
-            count = record.access_count if record else 0
-            age = _age_days(now, record.last_accessed if record else stat.st_mtime)
-            if chosen is None and (
-                age < config.lru_days_for(relative) or count > config.lru_min_access_count
-            ):
-                continue
+            if record is None:
+                stat = entry.stat(follow_symlinks=False)
+                count, age = 0, _age_days(now, stat.st_mtime)
+            else:
+                stat = None  # a file that is not due needs no `lstat`
+                count, age = record.access_count, _age_days(now, record.last_accessed)
+            if chosen is None:
+                first = relative.partition("/")[0]
+                days = lru_days.get(first)
+                if days is None:
+                    days = lru_days[first] = config.lru_days_for(relative)
+                if age < days or count > config.lru_min_access_count:
+                    continue
+            if stat is None:
+                stat = entry.stat(follow_symlinks=False)
             if stat.st_size > config.max_archive_bytes:
                 error = FileTooLargeError(
                     store.cooled_root / relative, stat.st_size, config.max_archive_bytes

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from operator import attrgetter
 from pathlib import Path, PurePosixPath
 
 from stratagate.strata import rehydrate_journal
@@ -62,6 +63,9 @@ def is_temp_file(name: str) -> bool:
     return name.startswith(".") and name.endswith(".tmp")
 
 
+_name = attrgetter("name")
+
+
 def walk_files(root: Path) -> Iterator[tuple[str, os.DirEntry]]:
     """Every entry below `root` that is a regular file or a symlink, as (relative path, entry), sorted.
 
@@ -71,7 +75,7 @@ def walk_files(root: Path) -> Iterator[tuple[str, os.DirEntry]]:
     while stack:
         prefix, folder = stack.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+            entries = sorted(os.scandir(folder), key=_name)
         except FileNotFoundError:
             continue
         subfolders = []
