@@ -68,14 +68,20 @@ def _modules_after_cli(arguments: list[str], prefixes: tuple[str, ...]) -> list[
     return [name for name in completed.stdout.splitlines()[-1].split(",") if name]
 
 
-def test_a_plain_cli_search_imports_only_what_it_runs(tmp_path: Path):
-    # Explanations, the element index and the index's writes are loaded by the searches and commits that use
-    # them: a one-shot `stratagate search` of a file that holds its index pays for its own query only.
+def _indexed_memory(tmp_path: Path) -> Path:
+    """A file with one event about a lighthouse and its search index."""
     path = tmp_path / "memory.sqlite"
     with stratagate.open(path, "agent", block_turn_size=1) as memory:
         memory.append_turn("where is the lighthouse", "on the northern cape")
         memory.add_event("the lighthouse", "on the northern cape", source_block_id=memory.list_blocks()[0].id)
         memory.search_events("lighthouse")  # builds the index into the file
+    return path
+
+
+def test_a_plain_cli_search_imports_only_what_it_runs(tmp_path: Path):
+    # Explanations, the element index and the index's writes are loaded by the searches and commits that use
+    # them: a one-shot `stratagate search` of a file that holds its index pays for its own query only.
+    path = _indexed_memory(tmp_path)
     lazy = ("stratagate.search.explained", "stratagate.search.stored.writes", "stratagate.search.stored_facts.index",
             "stratagate.search.stored_facts.writes", "sqlalchemy.dialects.postgresql")
     for query in ("lighthouse", ""):
@@ -87,11 +93,7 @@ def test_a_plain_cli_search_imports_only_what_it_runs(tmp_path: Path):
 def test_a_cli_search_without_words_loads_no_arrays(tmp_path: Path):
     # Queries without words are answered by SQL over the index's columns; numpy (about 0.1 s of CPU) is loaded
     # by the ranking of words alone.
-    path = tmp_path / "memory.sqlite"
-    with stratagate.open(path, "agent", block_turn_size=1) as memory:
-        memory.append_turn("where is the lighthouse", "on the northern cape")
-        memory.add_event("the lighthouse", "on the northern cape", source_block_id=memory.list_blocks()[0].id)
-        memory.search_events("lighthouse")  # builds the index into the file
+    path = _indexed_memory(tmp_path)
     search = ["search", str(path)]
     for arguments in ([""], ["", "--event-type", "lighthouse", "--temporal-intent", "latest"]):
         assert _modules_after_cli([*search, *arguments, "--namespace", "agent"], ("numpy",)) == []
