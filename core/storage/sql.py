@@ -494,9 +494,9 @@ class SqlBackend:
     @contextmanager
     def shared_read(self) -> Iterator[None]:
         """Run this thread's reads inside on one read transaction: one snapshot for all of them, and one
-        BEGIN and ROLLBACK instead of a pair per read, each a round trip on PostgreSQL (a search reads its
+        BEGIN and end instead of a pair per read, each a round trip on PostgreSQL (a search reads its
         index, its filters and its hits). Writes inside are not seen: call it after any build. Nests."""
-        if self._held is not None or getattr(self._shared, "connection", None) is not None:
+        if self._held is not None or self._shared_connection() is not None:
             yield
             return
         with self._reading() as connection:
@@ -506,6 +506,10 @@ class SqlBackend:
             finally:
                 self._shared.connection = None
 
+    def _shared_connection(self) -> Connection | None:
+        """This thread's connection of a `shared_read` block, if it is in one."""
+        return getattr(self._shared, "connection", None)
+
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
         """One read transaction that sees a single snapshot (SQLite's default; REPEATABLE READ on PostgreSQL,
@@ -513,7 +517,7 @@ class SqlBackend:
         if self._held is not None:
             yield self._held
             return
-        shared = getattr(self._shared, "connection", None)
+        shared = self._shared_connection()
         if shared is not None:
             yield shared
             return
@@ -538,7 +542,7 @@ class SqlBackend:
     def _reading_one(self) -> Iterator[Connection]:
         """`_reading` for a read of one statement, which sees one snapshot by itself: on PostgreSQL it runs
         outside a transaction, sparing the BEGIN and its end (two round trips)."""
-        if self.dialect != "postgresql" or self._held is not None or getattr(self._shared, "connection", None):
+        if self.dialect != "postgresql" or self._held is not None or self._shared_connection() is not None:
             with self._reading() as connection:
                 yield connection
             return

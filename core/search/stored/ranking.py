@@ -127,12 +127,12 @@ class StoredEventIndex:
             found.update(driver_rows(connection, f"SELECT position, {column} FROM {table} "
                                                  f"WHERE namespace = ? AND position = ANY(?)",
                                      (self.namespace, positions.tolist())))
-            return [found[position] for position in positions.tolist()]
-        for chunk in chunks(positions.tolist()):
-            found.update(driver_rows(connection, (
-                f"WITH wanted(position) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
-                f"SELECT e.position, e.{column} FROM wanted JOIN {table} AS e "
-                f"ON e.namespace = ? AND e.position = wanted.position"), (*chunk, self.namespace)))
+        else:
+            for chunk in chunks(positions.tolist()):
+                found.update(driver_rows(connection, (
+                    f"WITH wanted(position) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
+                    f"SELECT e.position, e.{column} FROM wanted JOIN {table} AS e "
+                    f"ON e.namespace = ? AND e.position = wanted.position"), (*chunk, self.namespace)))
         return [found[position] for position in positions.tolist()]
 
 
