@@ -149,9 +149,12 @@ class EventFilterBar(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FocusIn and not self.suggestions_current:
-            self.suggestions_current = True  # asked once; `forget_suggestions` asks again
-            self.suggestions_wanted.emit()
+            self._ask_for_suggestions()
         return super().eventFilter(watched, event)
+
+    def _ask_for_suggestions(self) -> None:
+        self.suggestions_current = True  # asked once; `forget_suggestions` asks again
+        self.suggestions_wanted.emit()
 
     def set_suggestions(self, values: dict[str, list[str]]) -> None:
         """The values each box suggests, by filter name (`eventType`, `participant`)."""
@@ -162,8 +165,7 @@ class EventFilterBar(QWidget):
         """Another memory, or its events changed: list the values again when a box next gets the focus."""
         self.suggestions_current = False
         if self.event_type.hasFocus() or self.participant.hasFocus():
-            self.suggestions_current = True
-            self.suggestions_wanted.emit()
+            self._ask_for_suggestions()
 
     def where(self) -> dict[str, str]:
         where = {
