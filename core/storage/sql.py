@@ -18,6 +18,7 @@ caller's (`UPDATE … WHERE revision = expected`): a stale writer changes nothin
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -160,7 +161,7 @@ class SqlBackend:
             return self._read_checked(connection, namespace, section, None)
 
     def query_keys(self, namespace: str, section: str, where: Record | None = None) -> list[str]:
-        with self._reading() as connection:
+        with self._reading_json(namespace, section) as connection:
             return self._sections.keys(connection, namespace, section, where)
 
     def fetch(self, namespace: str, section: str, keys: list[str]) -> list[Record]:
@@ -171,12 +172,43 @@ class SqlBackend:
         self, namespace: str, section: str, where: Record | None = None, order: EventOrder | None = None,
         limit: int | None = None,
     ) -> Sequence[str]:
-        with self._reading() as connection:
+        with self._reading_json(namespace, section) as connection:
             return self._sections.packed_keys(connection, namespace, section, where, order, limit)
 
     def filter_values(self, namespace: str, section: str, name: str) -> list[str]:
-        with self._reading() as connection:
+        with self._reading_json(namespace, section) as connection:
             return self._sections.filter_values(connection, namespace, section, name)
+
+    @contextmanager
+    def _reading_json(self, namespace: str, section: str) -> Iterator[Connection]:
+        """`_reading` for the listings whose filters and orders parse the events' temporal JSON in SQL: an
+        event whose JSON does not parse is reported by its id and field, as reading it is, instead of as
+        the database's bare error."""
+        try:
+            with self._reading() as connection:
+                yield connection
+        except DBAPIError as error:
+            damaged = self._damaged_temporal(namespace) if section == "events" else None
+            if damaged is None:
+                raise
+            raise SnapshotError(f"{self.location}: namespace {namespace!r}: row {damaged!r}: "
+                                f"column temporal_json is not valid JSON") from error
+
+    def _damaged_temporal(self, namespace: str) -> str | None:
+        """The id of the namespace's first event whose temporal JSON does not parse, if any: one pass, on
+        the error path only, on a connection of its own (a failed statement ends a PostgreSQL transaction)."""
+        e = schema.events
+        statement = select(e.c.id, e.c.temporal_json).where(e.c.namespace == namespace)
+        try:
+            with self.engine.connect() as connection:
+                for event_id, text in connection.execution_options(yield_per=5_000).execute(statement):
+                    try:
+                        json.loads(text, parse_constant=_not_json)
+                    except (TypeError, ValueError):
+                        return event_id
+        except DBAPIError:  # the database cannot be read now, or not this way: its own error says enough
+            return None
+        return None
 
     def key_statuses(self, namespace: str, section: str, statuses: list[str]) -> dict[str, str]:
         if section == "events" and "active" not in statuses:
@@ -944,6 +976,11 @@ _BLOCK_TALLY = """SELECT
 
 BUSY_SQLSTATES = ("55P03", "40P01", "40001")
 """PostgreSQL: lock timeout, deadlock, serialization failure."""
+
+
+def _not_json(constant: str) -> None:
+    """`json.loads`' hook for NaN and Infinity: Python reads them, neither database's JSON does."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _lost_the_lock(error: DBAPIError) -> bool:

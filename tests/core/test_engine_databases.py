@@ -6,11 +6,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text as sql_text
 
 import stratagate
 from stratagate import rules
 from stratagate.demo import counter_ids
-from stratagate.errors import StorageConflictError
+from stratagate.errors import SnapshotError, StorageConflictError
 from stratagate.journal import backend_entries, new_entry
 from stratagate.memory import StrataGate
 from tests.core.helpers import Clock
@@ -89,3 +90,20 @@ def test_two_writers_conflict_and_the_loser_changes_nothing(database):
     assert [m.content for m in second.list_open_tail()] == ["from first", "ok"]
     first.close()
     second.close()
+
+
+def test_a_listing_that_parses_a_damaged_events_json_names_its_row(database):
+    memory = stratagate.open(database, "atlas", **options())
+    run_script(memory)
+    damaged = memory.list_events()[0].id
+    with memory.backend.engine.begin() as connection:
+        connection.execute(sql_text("UPDATE events SET temporal_json = '{broken' WHERE id = :id"), {"id": damaged})
+    memory.close()
+    reopened = stratagate.open(database, "atlas", read_only=True)
+    for listing in (lambda: reopened.event_filter_values("eventType"),
+                    lambda: reopened.event_filter_values("participant"),
+                    lambda: reopened.event_ids({"participant": "Bob"}),
+                    lambda: reopened.event_key_list({"eventType": "decision"}, "eventType")):
+        with pytest.raises(SnapshotError, match=f"row '{damaged}': column temporal_json is not valid JSON"):
+            listing()
+    reopened.close()
