@@ -403,7 +403,7 @@ class StrataGate:
 
     def event_ids(self, where: Mapping[str, Any] | None = None) -> list[str]:
         """Event ids in section order, filtered by the backend (status, eventType, criticality, participant,
-        threadId, text) without loading the events."""
+        threadId, text, idContains) without loading the events."""
         return self._backend.query_keys(self.namespace, "events", dict(where) if where else None)
 
     def event_filter_values(self, name: str) -> list[str]:

@@ -119,6 +119,8 @@ def _matches(record: Record, where: Record) -> bool:
             str(p).casefold() for p in temporal.get("participants") or []
         }:
             return False
+        if name == "idContains" and str(wanted).casefold() not in str(record.get("id", "")).casefold():
+            return False
         if name == "text":
             needle = str(wanted).casefold()
             haystack = " ".join(str(record.get(key, "")) for key in ("id", "title", "summary", "narrative", "name", "content"))

@@ -379,6 +379,7 @@ class SectionStore:
                 "sourceBlockId": equals(e.c.source_block_id),
                 "pinned": lambda value: e.c.pinned == (1 if value else 0),
                 "text": text_in(e.c.id, e.c.title, e.c.summary, e.c.narrative),
+                "idContains": text_in(e.c.id),
             },
             "blocks": {
                 "threadId": thread(b.c.thread_id),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from stratagate.memory import StrataGate
 
 ANY_STATUS = "any status"
+MATCHES_SHOWN = 50
+LOOKUP_PAUSE_MS = 150
+IdLookup = Callable[[str, Callable[[list[str]], None]], None]
+"""`lookup(fragment, answer)`: find the event ids matching `fragment` and later call `answer(ids)`."""
 ANY_PINNED = "pinned or not"
 ANY_CRITICALITY = "any criticality"
 
@@ -222,18 +226,20 @@ class CurationView(ReloadWhenShown, QWidget):
         self.act(Action.TOGGLE_FORGET)
 
     def supersede(self) -> None:
-        """Ask for the replacement (picked from the memory's events) or a corrected card, then act."""
+        """Ask for the replacement (searched among the memory's events as the user types) or a corrected card,
+        then act."""
         ids, memory = self.selected_ids(), self.memory
         if not ids or memory is None or not self.controller.writable:
             return
-        self.controller.worker.run(
-            lambda: memory.event_ids(),
-            on_done=lambda candidates: self._ask_supersede(ids, candidates),
-            description="list the events that may replace",
-        )
 
-    def _ask_supersede(self, ids: list[str], candidates: list[str]) -> None:
-        dialog = SupersedeDialog(ids, self, candidates=[event_id for event_id in candidates if event_id not in ids])
+        def lookup(fragment: str, answer: Callable[[list[str]], None]) -> None:
+            self.controller.worker.run(
+                lambda: matching_event_ids(memory, fragment),
+                on_done=answer,
+                description="search the memory's event ids",
+            )
+
+        dialog = SupersedeDialog(ids, self, lookup=lookup)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         if dialog.card() is None:
@@ -242,26 +248,42 @@ class CurationView(ReloadWhenShown, QWidget):
             self.controller.request_correction(ids, dialog.card())
 
 
+def matching_event_ids(memory: StrataGate, fragment: str, limit: int = MATCHES_SHOWN) -> list[str]:
+    """The event whose id is `fragment`, if any, then up to `limit` others whose id contains it (any case):
+    the database answers, so a million events are never listed."""
+    exact = [event.id for event in memory.get_events([fragment])]
+    contained = memory.event_key_list({"idContains": fragment}, limit=limit)
+    return exact + [event_id for event_id in contained if event_id not in exact]
+
+
 class SupersedeDialog(QDialog):
     """Supersede the selected events: by an existing event, or by a corrected card written here."""
 
-    def __init__(
-        self, event_ids: list[str], parent: QWidget | None = None, candidates: list[str] | None = None
-    ) -> None:
+    def __init__(self, event_ids: list[str], parent: QWidget | None = None, lookup: IdLookup | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Supersede {len(event_ids)} event(s)")
-        self.candidates = None if candidates is None else set(candidates)
-        """The ids a replacement may be (the memory's other events); None when the caller did not list them."""
+        self.event_ids = set(event_ids)
+        self.lookup = lookup
+        """Asks the database for the ids matching a fragment; None: no suggestions, no check before OK."""
+        self.matches: dict[str, list[str]] = {}
+        """The lookup's answers by fragment (the superseded events left out)."""
+        self.found: set[str] = set()
+        """Every id the lookups answered: events that exist and may replace."""
+        self._accept_when_answered = False
         self.by_existing = QRadioButton("Replace with an existing event", self)
         self.by_existing.setChecked(True)
         self.existing_id = QLineEdit(self)
         self.existing_id.setPlaceholderText("type to search the memory's event ids, e.g. evt_…")
-        if candidates is not None:
-            completer = QCompleter(candidates, self)
-            completer.setFilterMode(Qt.MatchFlag.MatchContains)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setMaxVisibleItems(12)
-            self.existing_id.setCompleter(completer)
+        self.suggestions = QStringListModel(self)
+        completer = QCompleter(self.suggestions, self)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setMaxVisibleItems(12)
+        self.existing_id.setCompleter(completer)
+        # Ask once the user pauses: a keystroke's lookup scans the ids on the database worker.
+        self._typing = QTimer(self, singleShot=True, interval=LOOKUP_PAUSE_MS)
+        self._typing.timeout.connect(self._look_up)
+        self.existing_id.textEdited.connect(self._edited)
         self.by_card = QRadioButton("Write a corrected card", self)
         self.title = QLineEdit(self)
         self.summary = QLineEdit(self)
@@ -305,11 +327,43 @@ class SupersedeDialog(QDialog):
             "criticality": self.criticality.currentText(),
         }
 
+    def _edited(self) -> None:
+        self._accept_when_answered = False  # OK was for the text before this edit
+        self.problem.clear()
+        self._typing.start()
+
+    def _look_up(self) -> None:
+        fragment = self.replacement_id()
+        if self.lookup is not None and fragment and fragment not in self.matches:
+            self.lookup(fragment, lambda ids: self._answered(fragment, ids))
+
+    def _answered(self, fragment: str, ids: list[str]) -> None:
+        self.matches[fragment] = [event_id for event_id in ids if event_id not in self.event_ids]
+        self.found.update(self.matches[fragment])
+        if fragment != self.replacement_id():
+            return  # the user typed on; a later answer shows
+        if self._accept_when_answered:
+            self._accept_when_answered = False
+            self._accept_if_complete()
+            return
+        self.suggestions.setStringList(self.matches[fragment])
+        if self.existing_id.hasFocus():
+            self.existing_id.completer().complete()
+
     def _accept_if_complete(self) -> None:
-        if self.by_existing.isChecked() and not self.replacement_id():
+        replacement = self.replacement_id()
+        if self.by_existing.isChecked() and not replacement:
             self.problem.setText("Enter the id of the replacing event.")
-        elif self.by_existing.isChecked() and self.candidates is not None and self.replacement_id() not in self.candidates:
-            self.problem.setText(f"No other event {self.replacement_id()} in this memory: pick one from the list.")
+        elif self.by_existing.isChecked() and replacement in self.event_ids:
+            self.problem.setText(f"{replacement} is one of the events being superseded: pick another.")
+        elif self.by_existing.isChecked() and self.lookup is not None and replacement not in self.found:
+            if replacement in self.matches:  # its own lookup answered without it
+                self.problem.setText(f"No other event {replacement} in this memory: pick one from the list.")
+            else:
+                self.problem.setText(f"Looking for {replacement}…")
+                self._accept_when_answered = True
+                self._typing.stop()
+                self.lookup(replacement, lambda ids: self._answered(replacement, ids))
         elif self.by_card.isChecked() and not (self.title.text().strip() and self.summary.text().strip()):
             self.problem.setText("A corrected card needs a title and a summary.")
         else:

@@ -21,11 +21,13 @@ from stratagate.weights import SUPERSEDED_CAP
 from stratagate_gui.curation.actions import Action
 from stratagate_gui.curation.controller import CurationController
 from stratagate_gui.curation.dialogs import preview_rows
+from stratagate_gui.curation.view import matching_event_ids
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.widgets.conflict_dialog import ConflictChoice
 from stratagate_gui.workers import DatabaseWorker
 from stratagate_gui.writes import Writes
 from tests.conftest import REFERENCE_NAMESPACE
+from tests.core.helpers import reference_memory
 
 FIXED_NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
 JOURNAL_TABLES = {journal.JOURNAL_TABLE, journal.HEADS_TABLE}
@@ -326,3 +328,17 @@ def test_supersede_by_an_unknown_id_is_refused_before_any_preview(harness):
     assert harness.previews == [] and harness.stack.count() == 0
     (error,) = errors
     assert "blk_bogus:evt:99" in error
+
+
+@pytest.mark.parametrize("stored", ["sqlite", "in memory"])
+def test_the_supersede_lookup_finds_ids_by_any_part_the_exact_one_first(stored, reference_db_copy: Path):
+    memory = _open(reference_db_copy, read_only=True) if stored == "sqlite" else reference_memory()
+    try:
+        every_id = memory.event_ids()
+        assert matching_event_ids(memory, "EVT_8") == [i for i in every_id if "evt_8" in i]
+        exact = every_id[-1]
+        assert matching_event_ids(memory, exact)[0] == exact
+        assert matching_event_ids(memory, "evt_", limit=3) == every_id[:3]
+        assert matching_event_ids(memory, "blk_bogus:evt:99") == []
+    finally:
+        memory.close()

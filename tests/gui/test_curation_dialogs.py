@@ -87,19 +87,60 @@ def test_supersede_dialog_needs_a_replacement_or_a_complete_card(qtbot):
     assert (card["title"], card["summary"]) == ("Kickoff (corrected)", "It was on Tuesday.")
 
 
-def test_supersede_dialog_refuses_an_id_that_is_not_one_of_the_memorys_events(qtbot):
-    dialog = SupersedeDialog(["evt_51"], None, candidates=["evt_52", "evt_87"])
+class _Lookups:
+    """A database answering the dialog's id lookups when the test says so, as the worker does later."""
+
+    def __init__(self, ids: list[str]):
+        self.ids = ids
+        self.waiting: list[tuple[str, object]] = []
+
+    def __call__(self, fragment, answer):
+        self.waiting.append((fragment, answer))
+
+    def answer_all(self):
+        waiting, self.waiting = self.waiting, []
+        for fragment, answer in waiting:
+            exact = [fragment] if fragment in self.ids else []
+            answer(exact + [i for i in self.ids if fragment.casefold() in i.casefold() and i != fragment])
+
+
+def test_supersede_dialog_searches_the_ids_as_the_user_pauses_and_refuses_an_unknown_one(qtbot):
+    lookups = _Lookups(["evt_51", "evt_52", "evt_87"])
+    dialog = SupersedeDialog(["evt_51"], None, lookup=lookups)
     qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.keyClicks(dialog.existing_id, "87")
+    qtbot.waitUntil(lambda: bool(lookups.waiting))  # one lookup once typing pauses, not one per key
+    assert [fragment for fragment, _answer in lookups.waiting] == ["87"]
+    lookups.answer_all()
+    assert dialog.suggestions.stringList() == ["evt_87"]
+
     dialog.existing_id.setText("blk_bogus:evt:99")
     dialog.ok_button.click()
+    assert dialog.problem.text() == "Looking for blk_bogus:evt:99…"
+    lookups.answer_all()
     assert dialog.result() != QDialog.DialogCode.Accepted
     assert dialog.problem.text() == "No other event blk_bogus:evt:99 in this memory: pick one from the list."
-    completer = dialog.existing_id.completer()
-    completer.setCompletionPrefix("87")
-    assert completer.currentCompletion() == "evt_87"  # the list is searched by any part of the id
+
+    dialog.existing_id.setText("evt_51")
+    dialog.ok_button.click()
+    assert dialog.problem.text() == "evt_51 is one of the events being superseded: pick another."
+
     dialog.existing_id.setText("evt_87")
     dialog.ok_button.click()
-    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert dialog.result() == QDialog.DialogCode.Accepted  # "87" was answered with it: no second lookup
+    assert lookups.waiting == []
+
+
+def test_supersede_dialog_waits_for_the_answer_about_the_text_ok_was_pressed_for(qtbot):
+    lookups = _Lookups(["evt_52"])
+    dialog = SupersedeDialog(["evt_51"], None, lookup=lookups)
+    qtbot.addWidget(dialog)
+    dialog.existing_id.setText("evt_52")
+    dialog.ok_button.click()
+    qtbot.keyClicks(dialog.existing_id, "9")  # typed on before the answer: that OK no longer stands
+    lookups.answer_all()
+    assert dialog.result() != QDialog.DialogCode.Accepted and dialog.replacement_id() == "evt_529"
 
 
 def test_a_preview_with_long_titles_shows_every_column_whole(qtbot):

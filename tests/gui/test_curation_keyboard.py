@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 from stratagate.memory import open as open_memory
 from stratagate_gui import shortcuts
 from stratagate_gui.curation.controller import CurationController
-from stratagate_gui.curation.view import CurationView
+from stratagate_gui.curation.view import CurationView, SupersedeDialog
 from stratagate_gui.shortcuts import select_row
 from stratagate_gui.undo import UndoHistory
 from stratagate_gui.workers import DatabaseWorker
@@ -159,3 +159,24 @@ def test_a_hidden_curation_view_reads_its_list_only_when_shown(qtbot, reference_
     assert view.count_label.text().endswith("events")
     worker.call(memory.close)
     worker.shutdown()
+
+
+def test_s_asks_for_the_replacement_searching_the_ids_on_the_worker(qtbot, triage, monkeypatch):
+    view, memory, worker, stack = triage
+    asked = []
+
+    def answer_like_a_user(dialog):
+        asked.append(dialog)
+        qtbot.keyClicks(dialog.existing_id, "87")
+        qtbot.waitUntil(lambda: dialog.suggestions.stringList() == ["evt_87"])  # answered by the database
+        dialog.existing_id.setText("evt_87")
+        dialog.ok_button.click()
+        return dialog.result()
+
+    monkeypatch.setattr(SupersedeDialog, "exec", answer_like_a_user)
+    select_row(view.table, 0)  # evt_51
+    qtbot.keyClick(view.table, Qt.Key.Key_S)
+    _idle(qtbot, worker)
+    assert len(asked) == 1
+    assert worker.call(lambda: memory.get_event("evt_51").superseded_by) == "evt_87"
+    assert stack.count() == 1
