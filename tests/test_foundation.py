@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import stratagate
+from stratagate.arrays import THREAD_SETTINGS
 from stratagate.cli.main import cli
 
 
@@ -126,6 +128,20 @@ def test_the_cli_keeps_openblas_to_one_thread_unless_told():
         environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
         if given:
             environment["OPENBLAS_NUM_THREADS"] = given
+        completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                   env=environment)
+        assert completed.stdout.strip() == expected
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the process's threads in /proc")
+def test_the_library_loads_numpy_with_one_openblas_thread_unless_told():
+    # The index never calls BLAS; OpenBLAS's idle threads spin after it loads. A host's own setting wins, and
+    # the environment its children inherit is left as it was.
+    code = ("import os\nfrom stratagate.arrays import np\nnp.zeros(1)\n"
+            "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    bare = {key: value for key, value in os.environ.items() if key not in THREAD_SETTINGS}
+    for given, expected in ((None, "1 None"), ("2", f"{min(2, os.cpu_count() or 1)} 2")):
+        environment = bare if given is None else bare | {"OPENBLAS_NUM_THREADS": given}
         completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                    env=environment)
         assert completed.stdout.strip() == expected
