@@ -22,11 +22,24 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+_scan_json = json.JSONDecoder().scan_once
+"""The scanner `json.loads` runs (the default decoder's), called as `JSONDecoder.decode` calls it."""
+
+
 def load_json(row: Row, column: str) -> Any:
     """A JSON column's value; damaged text (malformed, or nested too deep to read) is a SnapshotError naming
     the row and column."""
+    text = row[column]
     try:
-        return json.loads(row[column])
+        # `json.loads`'s own steps for text that is one JSON value without surrounding whitespace (what this
+        # engine and the reference write), at a third of its cost: a search decodes three columns per hit.
+        value, end = _scan_json(text, 0)
+        if end == len(text):
+            return value
+    except Exception:  # anything else is `json.loads`'s to answer, or to refuse, as before
+        pass
+    try:
+        return json.loads(text)
     except (ValueError, RecursionError) as error:
         key = row.get("id", row.get("block_id"))
         reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
