@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -486,7 +487,8 @@ class Retrieval:
         and only the kept hits fetched."""
         if tokens and not (wanted or type_wanted or happened_from or happened_to):
             ranked = index.rank(query, limit=size)
-            return self._event_hits(_fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)[0])
+            kept = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)[0]
+            return self._event_hits(kept, last=True)
         facets = self._stored_facets(index)
         turn = self._memory.current_turn
         head_only = not tokens  # as in _search_events: BM25 ranks nothing, a structured ranking alone is the order
@@ -502,7 +504,7 @@ class Retrieval:
                 # RRF of BM25 and the structured order over the intersection, from the rankings' heads.
                 fused = fused_head(index, facets, query, intersection, temporal_intent, turn, size)
                 if fused is not None:
-                    return self._event_hits([(item, score, None) for item, score in fused])
+                    return self._event_hits([(item, score, None) for item, score in fused], last=True)
             else:
                 head = structured(intersection, True)
                 if head:
@@ -518,7 +520,7 @@ class Retrieval:
             if tokens:
                 return SearchHits()
             rankings = [("structured", structured(ALL, True))]
-        return self._event_hits(_fused(rankings, size, False, _no_explainer)[0])
+        return self._event_hits(_fused(rankings, size, False, _no_explainer)[0], last=True)
 
     def _explain_stored_events(self, index: StoredEventIndex, query: str, tokens: list[str], size: int,
                                temporal_intent: Any, wanted: list[str], type_wanted: str,
@@ -577,9 +579,12 @@ class Retrieval:
         hits.explanation = _explanation(query, tokens, mode, rankings, cut, size, excluded)
         return hits
 
-    def _event_hits(self, kept: list[tuple[str, float, HitExplanation | None]]) -> SearchHits[EventHit]:
-        """Hits for the kept (id, score, explanation), their events fetched by id."""
-        events = {event.id: event for event in self._memory.get_events([item for item, _score, _explanation in kept])}
+    def _event_hits(self, kept: list[tuple[str, float, HitExplanation | None]], *,
+                    last: bool = False) -> SearchHits[EventHit]:
+        """Hits for the kept (id, score, explanation), their events fetched by id (`last`: the search's last
+        read, which may end its read transaction)."""
+        with self._memory.backend.last_read() if last else nullcontext():
+            events = {event.id: event for event in self._memory.get_events([item for item, _s, _e in kept])}
         return SearchHits(EventHit(events[item], score, explanation) for item, score, explanation in kept
                           if item in events)
 

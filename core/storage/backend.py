@@ -184,4 +184,8 @@ class StorageBackend(Protocol):
         """Run the calling thread's reads inside on one read transaction (one snapshot, one round trip to
         begin it); writes inside are not seen."""
 
+    def last_read(self) -> AbstractContextManager[None]:
+        """Inside a `shared_read`: its next statement is the last it needs, so the transaction may end with it
+        (on a server, in the same round trip); a read after it may see a newer snapshot."""
+
     def close(self) -> None: ...

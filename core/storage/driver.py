@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 _BEGIN = "stratagate_deferred_begin"
+_END = "stratagate_end_with_next"
 
 
 def defer_begin(connection: Connection, begin: str | None) -> None:
@@ -19,6 +20,16 @@ def defer_begin(connection: Connection, begin: str | None) -> None:
         connection.info.pop(_BEGIN, None)
     else:
         connection.info[_BEGIN] = begin
+
+
+def end_with_next(connection: Connection, begin_after: str | None) -> None:
+    """Have the PostgreSQL connection's next `driver_rows` statement end its transaction: its COMMIT goes in
+    the same round trip, and a statement after it begins another transaction with `begin_after`. None: no
+    longer (what was to be the last read sent no statement)."""
+    if begin_after is None:
+        connection.info.pop(_END, None)
+    else:
+        connection.info[_END] = begin_after
 
 
 def begin_deferred(connection: Connection, cursor: Any, *_args: Any) -> None:
@@ -40,12 +51,18 @@ def driver_rows(connection: Connection, sql: str, values: tuple | list, *, binar
     cursor = driver.cursor(binary=True) if binary and postgresql else driver.cursor()  # type: ignore[union-attr]
     try:
         begin = connection.info.pop(_BEGIN, None) if postgresql else None
-        if begin is None:
+        begin_after = connection.info.pop(_END, None) if postgresql else None
+        if begin is None and begin_after is None:
             cursor.execute(sql, tuple(values))
         else:
-            with driver.pipeline():  # type: ignore[union-attr]  # one round trip for both
-                driver.execute(begin, prepare=False)  # type: ignore[union-attr]
+            with driver.pipeline():  # type: ignore[union-attr]  # one round trip for all
+                if begin is not None:
+                    driver.execute(begin, prepare=False)  # type: ignore[union-attr]
                 cursor.execute(sql, tuple(values))
+                if begin_after is not None:
+                    driver.execute("COMMIT", prepare=False)  # type: ignore[union-attr]
+            if begin_after is not None:
+                defer_begin(connection, begin_after)
         return cursor.fetchall()
     finally:
         cursor.close()

@@ -301,5 +301,9 @@ class MemoryBackend:
         """Nothing to share: reads see the data as it is."""
         return nullcontext()
 
+    def last_read(self) -> AbstractContextManager[None]:
+        """Nothing to end early: no transaction."""
+        return nullcontext()
+
     def close(self) -> None:
         """Nothing to release; the data lives as long as this object."""

@@ -60,7 +60,7 @@ from stratagate.search import stored, stored_facts
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
 from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
-from stratagate.storage.driver import begin_deferred, defer_begin
+from stratagate.storage.driver import begin_deferred, defer_begin, end_with_next
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
 from stratagate.storage.sections import SectionError, SectionStore, driver_sql
@@ -79,6 +79,8 @@ PAGE_CACHE_KIB = 32 * 1024
 blobs whole, over 1 MB each for a frequent word at 100k events: with the default, two such blobs evict each
 other within one query, and every query reads them from the operating system again (7 ms instead of 1 ms)."""
 """Records per read when a namespace is streamed (export, copy), so memory stays flat as a memory grows."""
+_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+"""A read transaction on PostgreSQL: one snapshot for all its statements."""
 Progress = Callable[[str], None]
 SPACE_FIELDS = ("currentTurn", "blockTurnSize", "blockDecayLambda")
 SNAPSHOT_SECTIONS = (
@@ -538,6 +540,20 @@ class SqlBackend:
             finally:
                 self._shared.connection = None
 
+    @contextmanager
+    def last_read(self) -> Iterator[None]:
+        """Inside a `shared_read`, the next statement is the last it needs: on PostgreSQL its COMMIT goes with
+        it, a round trip less (a search's hits end it). A read after that statement sees a new snapshot."""
+        connection = self._shared_connection()
+        if connection is None or self.dialect != "postgresql":
+            yield
+            return
+        end_with_next(connection, _BEGIN_READ)
+        try:
+            yield
+        finally:
+            end_with_next(connection, None)
+
     def _shared_connection(self) -> Connection | None:
         """This thread's connection of a `shared_read` block, if it is in one."""
         return getattr(self._shared, "connection", None)
@@ -561,13 +577,15 @@ class SqlBackend:
             # The driver leaves the transaction to us, so that its BEGIN goes with the first statement.
             connection.execution_options(isolation_level="AUTOCOMMIT")
             driver = connection.connection.driver_connection
-            defer_begin(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+            defer_begin(connection, _BEGIN_READ)
             try:
                 yield connection
             finally:
                 defer_begin(connection, None)
+                end_with_next(connection, None)
             # COMMIT ends a read as ROLLBACK would, but psycopg forgets its prepared statements on a ROLLBACK
-            # (and deallocates them: another round trip), so the next read would parse them again.
+            # (and deallocates them: another round trip), so the next read would parse them again. Nothing is
+            # sent when the read's last statement carried it (`last_read`).
             driver.commit()  # type: ignore[union-attr]
 
     @contextmanager

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from stratagate import journal
 from stratagate.errors import ReadOnlyError, StorageConflictError, StorageOpenError, StorageWriteError
 from stratagate.storage.backend import ChangeSet
+from stratagate.storage.driver import driver_rows
 from stratagate.storage.sections import SectionError
 from stratagate.storage.sql import SNAPSHOT_SECTIONS, SqlBackend, open_backend
 from tests.postgres_server import fresh_database
@@ -267,6 +268,25 @@ def test_a_read_only_open_refuses_every_write(database: str, reference_v7: dict[
         if reader.dialect == "postgresql":  # the server refuses writes too, whatever the code above does
             with pytest.raises(DBAPIError, match="read-only transaction"), reader.engine.begin() as connection:
                 connection.exec_driver_sql("DELETE FROM memory_spaces")
+
+
+def test_a_shared_reads_last_statement_carries_its_commit_on_postgresql(postgres_server) -> None:
+    backend = open_backend(fresh_database(postgres_server))
+    stamp = "SELECT transaction_timestamp()"
+    try:
+        with backend.shared_read(), backend._reading() as connection:
+            first = driver_rows(connection, stamp, ())
+            with backend.last_read():
+                last = driver_rows(connection, stamp, ())
+                assert connection.connection.driver_connection.info.transaction_status.name == "IDLE"
+            after = driver_rows(connection, stamp, ())  # a read after the last one begins another transaction
+        assert first == last != after
+        with backend.shared_read(), backend._reading() as connection:
+            with backend.last_read():
+                pass  # what was to be the last read sent no statement: the next read's first one ends nothing
+            assert driver_rows(connection, stamp, ()) == driver_rows(connection, stamp, ())
+    finally:
+        backend.close()
 
 
 def test_postgresql_versions_unreachable_servers_and_foreign_databases(postgres_server) -> None:
