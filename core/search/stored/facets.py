@@ -62,6 +62,9 @@ CLASSES_AT_ONCE = 100
 """Weight classes whose rows one statement reads (SQLite joins at most 500 SELECTs in one)."""
 KEPT_SUBSETS = 256
 """How many filter subsets' weight classes one revision keeps (the oldest asked goes first)."""
+KEPT_HEADS = 64
+"""How many structured heads (`structured` with `top`) one revision keeps (the least recently asked goes
+first)."""
 KEPT_POSITION_SETS = 16
 """How many filter subsets' positions one revision keeps (the least recently asked goes first): a query with
 words and a filter reads its subset's positions whole, in time linear in the subset (about 0.7 ms for one
@@ -131,15 +134,29 @@ class StoredFacets:
     # reads -------------------------------------------------------------------------------------------------
     def structured(self, subset: Subset, temporal_intent: object, turn: int, top: int | None = None) -> list[str]:
         """The ids of `subset` in the structured order (chronology for a temporal intent, else weight at `turn`
-        then updatedAt, both descending; ties keep section order), or only the first `top`."""
+        then updatedAt, both descending; ties keep section order), or only the first `top` (the last
+        `KEPT_HEADS` asked are kept for the revision: a query without words asks for the same head again
+        whenever it is repeated, and the app repeats its list's)."""
         if top is None:
             return [item for _position, item in self.ordered(subset, temporal_intent, turn)]
         with self._connect() as connection:
-            if temporal_intent in ("first", "latest"):
-                direction = " DESC" if temporal_intent == "latest" else ""
-                return [row[0] for row in self._select(connection, "event_id", subset,
-                                                       f"chronology_key{direction}, position", top)]
-            return self._weight_head(connection, subset, turn, top)
+            kept: dict[tuple, list[str]] = self._kept_for(connection, ("heads",), dict)  # type: ignore
+            key = (subset, temporal_intent if temporal_intent in ("first", "latest") else turn, top)
+            head = kept.pop(key, None)
+            if head is None:
+                head = self._head(connection, subset, temporal_intent, turn, top)
+                if len(kept) >= KEPT_HEADS:
+                    del kept[next(iter(kept))]
+            kept[key] = head  # the most recently asked last
+            return list(head)
+
+    def _head(self, connection: Connection, subset: Subset, temporal_intent: object, turn: int,
+              top: int) -> list[str]:
+        if temporal_intent in ("first", "latest"):
+            direction = " DESC" if temporal_intent == "latest" else ""
+            return [row[0] for row in self._select(connection, "event_id", subset,
+                                                   f"chronology_key{direction}, position", top)]
+        return self._weight_head(connection, subset, turn, top)
 
     def ordered(self, subset: Subset, temporal_intent: object, turn: int) -> list[tuple[int, str]]:
         """(position, id) of all of `subset` in the structured order (see `structured`)."""
