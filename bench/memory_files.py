@@ -28,6 +28,9 @@ BLOCKS = 20
 EVENTS_PER_COMMIT = 5000
 FORMAT = 1
 """Bump when the generated content changes, so cached files are rebuilt."""
+MEMORY_FORMAT = 2
+"""`FORMAT` for the memory files; also bumped when their index's layout changes (2: packed postings blobs), so a
+checkout that cannot read the new layout keeps reading the files it built."""
 
 
 def cache_directory() -> Path:
@@ -63,7 +66,7 @@ def _records(size: int, blocks: list[str]) -> Iterator[dict]:
 
 
 def memory_file(size: int) -> Path:
-    path = cache_directory() / f"memory-{size}-v{FORMAT}.sqlite"
+    path = cache_directory() / f"memory-{size}-v{MEMORY_FORMAT}.sqlite"
     if path.exists():
         with open_backend(path) as backend:  # an index of an earlier format is rebuilt in place, once
             backend.event_search_index(NAMESPACE)

@@ -9,13 +9,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select, update
 
 from stratagate.search import stored
 from stratagate.search.documents import event_search_fields
 from stratagate.search.index import InvertedIndex
+from stratagate.search.stored import terms as stored_terms
 from stratagate.search.stored import writes as stored_writes
 from stratagate.storage import search_tables
 from stratagate.storage.backend import ChangeSet
@@ -111,8 +114,38 @@ def test_stored_ranking_equals_the_memory_index_after_any_commits(
             rebuilt = backend.event_search_index(NS)
             for query in QUERIES:
                 assert rebuilt.rank(query) == memory.rank(query)
+            # Blobs of int32 triples, as earlier versions of this package wrote them, read the same.
+            _unpack_blobs(backend)
+            for query in QUERIES:
+                assert rebuilt.rank(query) == memory.rank(query)
+                assert rebuilt.rank(query, limit=2) == memory.rank(query, limit=2)
         finally:
             backend.close()
+
+
+def _unpack_blobs(backend: SqlBackend) -> None:
+    terms = search_tables.search_terms
+    with backend.engine.begin() as connection:
+        for term, blob in connection.execute(select(terms.c.term, terms.c.postings)).all():
+            connection.execute(update(terms).where(terms.c.term == term).values(
+                postings=stored_terms.unpack(bytes(blob)).triples().tobytes()))
+
+
+postings_rows = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 2**31 - 1),
+                                   st.integers(0, 2**31 - 1)), max_size=40)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(postings_rows, st.sampled_from([1, 2, 4]))
+def test_packed_postings_read_back_as_written(rows: list[tuple[int, int, int]], scale: int) -> None:
+    # Every width of every column (small values, and any int32 one), in ascending distinct positions.
+    by_position = {position // scale: (frequency // scale or 1, length // scale) for position, frequency, length
+                   in rows}
+    triples = np.array(sorted((position, *rest) for position, rest in by_position.items()),
+                       dtype=stored_terms.TRIPLE).reshape(-1, 3)
+    unpacked = stored_terms.unpack(triples.tobytes())
+    for read in (unpacked, stored_terms.unpack(stored_terms.pack(unpacked))):
+        assert read.triples().tolist() == triples.tolist()
 
 
 def test_a_read_only_open_of_a_file_without_the_index_builds_it_outside_once(

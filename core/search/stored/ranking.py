@@ -16,7 +16,7 @@ from stratagate.search.bm25 import average_length, idf, unique_query_terms
 from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.postings import contributions
 from stratagate.search.stored.tables import Connect, chunks, driver_rows, index_exists, marks
-from stratagate.search.stored.terms import merge
+from stratagate.search.stored.terms import Postings, merge
 from stratagate.storage.driver import one_of
 
 
@@ -67,7 +67,7 @@ class StoredEventIndex:
         if not terms or (allowed is not None and not len(allowed)):
             return nothing
         documents, total_length, postings = self._postings(connection, terms)
-        held = [(idf(documents, count), triples) for count, triples in postings if len(triples)]
+        held = [(idf(documents, count), term_postings) for count, term_postings in postings if len(term_postings)]
         if allowed is not None and held:
             held = _within(held, allowed)
         if not documents or not held:
@@ -88,8 +88,8 @@ class StoredEventIndex:
         return positions, scores
 
     def _postings(self, connection: Connection,
-                  terms: list[str]) -> tuple[int, int, list[tuple[int, np.ndarray]]]:
-        """(documents, total length, (document frequency, current triples) of each indexed query term in query
+                  terms: list[str]) -> tuple[int, int, list[tuple[int, Postings]]]:
+        """(documents, total length, (document frequency, current postings) of each indexed query term in query
         order), the statistics and the terms read by one statement (a round trip on PostgreSQL)."""
         matching, values = one_of(connection, terms)
         rows = driver_rows(connection, f"SELECT s.documents, s.total_length, t.term, t.count, t.pending, "
@@ -145,56 +145,54 @@ SCORED_AT_ONCE = 8192
 free lists rather than fresh pages the kernel must fault in and zero, which cost more than the arithmetic."""
 
 
-def _scored_parts(term_idf: float, triples: np.ndarray,
-                  mean_length: float) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """(start, triples[start:], their contributions) for each `SCORED_AT_ONCE` postings of a term."""
-    for start in range(0, len(triples), SCORED_AT_ONCE):
-        part = triples[start : start + SCORED_AT_ONCE]
-        yield start, part, contributions(term_idf, part[:, 1], part[:, 2], mean_length)
+def _scored_parts(term_idf: float, postings: Postings,
+                  mean_length: float) -> Iterator[tuple[int, Postings, np.ndarray]]:
+    """(start, the next postings from it, their contributions) for each `SCORED_AT_ONCE` postings of a term."""
+    for start in range(0, len(postings), SCORED_AT_ONCE):
+        part = postings.take(slice(start, start + SCORED_AT_ONCE))
+        yield start, part, contributions(term_idf, part.frequencies, part.lengths, mean_length)
 
 
-def _within(held: list[tuple[float, np.ndarray]], allowed: np.ndarray) -> list[tuple[float, np.ndarray]]:
-    """The terms' (idf, triples) with only the triples at `allowed` positions, so that only they are scored."""
-    inside = np.zeros(1 + max(int(triples[-1, 0]) for _idf, triples in held), dtype=bool)
+def _within(held: list[tuple[float, Postings]], allowed: np.ndarray) -> list[tuple[float, Postings]]:
+    """The terms' (idf, postings) with only the postings at `allowed` positions, so that only they are scored."""
+    inside = np.zeros(1 + max(int(postings.positions[-1]) for _idf, postings in held), dtype=bool)
     inside[allowed[allowed < len(inside)]] = True
     kept = []
-    for term_idf, triples in held:
-        parts = [part[inside[part[:, 0]]] for part in np.split(triples, range(SCORED_AT_ONCE, len(triples),
-                                                                              SCORED_AT_ONCE))]
-        within = np.concatenate(parts)
+    for term_idf, postings in held:
+        within = postings.take(inside[postings.positions])
         if len(within):
             kept.append((term_idf, within))
     return kept
 
 
-def _summed(held: list[tuple[float, np.ndarray]], mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
-    """(places, totals): each document's BM25 score summed over the terms' (idf, triples) in query-term order,
+def _summed(held: list[tuple[float, Postings]], mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
+    """(places, totals): each document's BM25 score summed over the terms' (idf, postings) in query-term order,
     the same float additions either way. For one term, or rare words, only at the positions its postings hold
     (`places`, ascending), which then costs no pass over every position; for many postings of several terms
     (cheaper than sorting them) at every position up to the largest (`places` None: the position is the
     index).
 
-    A term's triples are in ascending, distinct positions (`merge`): its last position is its largest, a
+    A term's postings are in ascending, distinct positions (`merge`): its last position is its largest, a
     lone term's totals are its contributions as they are (0.0 + x is x), and its parts add to distinct
     totals."""
     if len(held) == 1:
-        term_idf, triples = held[0]
-        totals = np.empty(len(triples), dtype=np.float64)
-        for start, part, scores in _scored_parts(term_idf, triples, mean_length):
+        term_idf, postings = held[0]
+        totals = np.empty(len(postings), dtype=np.float64)
+        for start, part, scores in _scored_parts(term_idf, postings, mean_length):
             totals[start : start + len(part)] = scores
-        return triples[:, 0], totals
-    size = 1 + max(int(triples[-1, 0]) for _idf, triples in held)
+        return postings.positions, totals
+    size = 1 + max(int(postings.positions[-1]) for _idf, postings in held)
     places = None
-    if sum(len(triples) for _idf, triples in held) < size * SPARSE_BELOW:
-        places = np.unique(np.concatenate([triples[:, 0] for _idf, triples in held]))
+    if sum(len(postings) for _idf, postings in held) < size * SPARSE_BELOW:
+        places = np.unique(np.concatenate([postings.positions for _idf, postings in held]))
     totals = np.zeros(size if places is None else len(places), dtype=np.float64)
-    for term_idf, triples in held:
-        for _start, part, scores in _scored_parts(term_idf, triples, mean_length):
-            totals[part[:, 0] if places is None else np.searchsorted(places, part[:, 0])] += scores
+    for term_idf, postings in held:
+        for _start, part, scores in _scored_parts(term_idf, postings, mean_length):
+            totals[part.positions if places is None else np.searchsorted(places, part.positions)] += scores
     return places, totals
 
 
-def _best_of_one(term_idf: float, triples: np.ndarray, mean_length: float,
+def _best_of_one(term_idf: float, postings: Postings, mean_length: float,
                  limit: int) -> tuple[np.ndarray, np.ndarray]:
     """(positions, scores), ascending, of a lone term's postings scoring at least the limit-th best (ties
     included), without an array of every score: a part keeps only what reaches the limit-th best of the
@@ -202,9 +200,9 @@ def _best_of_one(term_idf: float, triples: np.ndarray, mean_length: float,
     positions: list[np.ndarray] = []
     scores: list[np.ndarray] = []
     bound, kept = 0.0, 0
-    for _start, part, part_scores in _scored_parts(term_idf, triples, mean_length):
+    for _start, part, part_scores in _scored_parts(term_idf, postings, mean_length):
         keep = np.flatnonzero(part_scores >= bound if bound > 0 else part_scores)
-        positions.append(part[keep, 0])
+        positions.append(part.positions[keep])
         scores.append(part_scores[keep])
         kept += len(keep)
         if kept > limit:

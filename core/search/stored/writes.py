@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, cast, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, cast, delete, insert, select, update
 
 from stratagate.arrays import np
 from stratagate.cancellation import checkpoint
@@ -22,6 +22,7 @@ from stratagate.search.stored.documents import (
     term_counts,
 )
 from stratagate.search.stored.tables import (
+    CHUNK,
     INDEX_FORMAT,
     Progress,
     chunks,
@@ -31,7 +32,7 @@ from stratagate.search.stored.tables import (
     replace,
     upsert,
 )
-from stratagate.search.stored.terms import SETTLE_AFTER, TRIPLE, merge
+from stratagate.search.stored.terms import SETTLE_AFTER, TRIPLE, merge, pack, unpack
 from stratagate.storage import bulk, schema
 from stratagate.storage import search_tables as t
 
@@ -71,7 +72,8 @@ def build(connection: Connection, namespace: str, documents: Iterable[tuple[int,
           total: int, revision: int, progress: Progress | None = None) -> None:
     """Replace the namespace's index with one of `documents` ((position, event record) of every candidate,
     ascending positions), current at the namespace's `revision`, in the caller's transaction. Postings go to
-    the blobs in batches, so memory stays bounded by a batch, not by the memory."""
+    the blobs in batches, so memory stays bounded by a batch, not by the memory: each batch appends its
+    postings as int32 triples, and the blobs are packed once the last one is in (`terms.pack`)."""
     create_tables(connection)
     drop_namespace(connection, namespace)
     count = total_length = 0
@@ -84,7 +86,10 @@ def build(connection: Connection, namespace: str, documents: Iterable[tuple[int,
             batch = []
             if progress:
                 progress(count, total)
-    count, total_length = _build_batch(connection, namespace, batch, count, total_length)
+    alone = count == 0  # one batch: its blobs are written packed
+    count, total_length = _build_batch(connection, namespace, batch, count, total_length, packed=alone)
+    if not alone:
+        _pack_terms(connection, namespace)
     connection.execute(insert(t.search_index_state).values(
         namespace=namespace, format=INDEX_FORMAT, revision=revision, documents=count, total_length=total_length))
     if progress:
@@ -92,7 +97,7 @@ def build(connection: Connection, namespace: str, documents: Iterable[tuple[int,
 
 
 def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, dict[str, Any]]],
-                 count: int, total_length: int) -> tuple[int, int]:
+                 count: int, total_length: int, packed: bool = False) -> tuple[int, int]:
     postings: dict[str, list[int]] = defaultdict(list)
     placed: list[tuple[int, EventDocument]] = []
     for position, record in batch:
@@ -108,7 +113,7 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
     # In key order: the terms table is a B-tree on (namespace, term) (WITHOUT ROWID on SQLite).
     term_rows = [
         {"namespace": namespace, "term": term, "count": len(triples) // 3, "pending": 0,
-         "postings": np.asarray(triples, dtype=TRIPLE).tobytes()}
+         "postings": _blob(np.asarray(triples, dtype=TRIPLE).reshape(-1, 3), packed)}
         for term, triples in sorted(postings.items())
     ]
     if first:  # the namespace's terms were dropped: every one is new
@@ -119,6 +124,29 @@ def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, 
         # SQLite's || yields TEXT (with the same bytes): cast back to a blob.
         "postings": cast(terms.c.postings.concat(excluded.postings), t.Blob)})
     return count, total_length
+
+
+def _blob(triples: np.ndarray, packed: bool) -> bytes:
+    return pack(unpack(triples.tobytes())) if packed else triples.tobytes()
+
+
+def _pack_terms(connection: Connection, namespace: str) -> None:
+    """Pack the namespace's blobs, which hold int32 triples appended batch by batch, a chunk of terms at a
+    time."""
+    terms = t.search_terms
+    repack = update(terms).where(terms.c.namespace == namespace, terms.c.term == bindparam("packed_term")) \
+        .values(postings=bindparam("packed_postings"))
+    after = None
+    while True:
+        chosen = select(terms.c.term, terms.c.postings).where(terms.c.namespace == namespace)
+        if after is not None:
+            chosen = chosen.where(terms.c.term > after)
+        rows = connection.execute(chosen.order_by(terms.c.term).limit(CHUNK)).all()
+        if not rows:
+            return
+        connection.execute(repack, [{"packed_term": row.term, "packed_postings": pack(unpack(bytes(row.postings)))}
+                                    for row in rows])
+        after = rows[-1].term
 
 
 def _insert_documents(connection: Connection, namespace: str, placed: list[tuple[int, EventDocument]],
@@ -230,7 +258,7 @@ def _write_term_changes(connection: Connection, namespace: str, changes: dict[st
     for chunk in chunks(touched):
         due += connection.execute(select(terms.c.term).where(
             terms.c.namespace == namespace, terms.c.term.in_(chunk), terms.c.pending > SETTLE_AFTER,
-            terms.c.pending * (8 * np.dtype(TRIPLE).itemsize * 3) > func.length(terms.c.postings))).scalars().all()
+            terms.c.pending * 8 > terms.c.count)).scalars().all()
     for term in due:
         _settle(connection, namespace, term)
 
@@ -248,4 +276,4 @@ def _settle(connection: Connection, namespace: str, term: str) -> None:
         connection.execute(delete(terms).where(terms.c.namespace == namespace, terms.c.term == term))
     else:
         connection.execute(update(terms).where(terms.c.namespace == namespace, terms.c.term == term).values(
-            pending=0, postings=merged.tobytes()))
+            pending=0, postings=pack(merged)))

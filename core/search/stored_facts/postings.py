@@ -39,7 +39,7 @@ def read(connection: Connection, namespace: str, terms: list[str]) -> list[tuple
         ):
             overlay[term].append((slot, frequency, length))
     return [
-        (term, settled[term][0], merge(bytes(settled[term][1]), overlay.get(term, [])))
+        (term, settled[term][0], merge(bytes(settled[term][1]), overlay.get(term, [])).triples())
         for term in terms
         if term in settled
     ]
@@ -119,7 +119,7 @@ def _settle(connection: Connection, namespace: str, term: str) -> None:
     overlay = connection.execute(
         select(term_changes.c.slot, term_changes.c.frequency, term_changes.c.length).where(where_changes)
     ).all()
-    merged = merge(bytes(row.postings), overlay)
+    merged = merge(bytes(row.postings), overlay).triples()
     connection.execute(delete(term_changes).where(where_changes))
     if row.count <= 0:
         connection.execute(delete(terms).where(where_term))
