@@ -69,20 +69,35 @@ class StagedBlob:
 
 def create_journal(journal: Path) -> BinaryIO:
     """Create the run's journal (durably, with its directory entry), open for appending batches."""
-    handle = open(journal, "wb")  # noqa: SIM115 - stays open for the whole run
+    handle = open_journal(journal)
     try:
-        handle.write(_MAGIC)
-        handle.flush()
-        os.fsync(handle.fileno())
-        directory = os.open(journal.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        sync_new_journal(handle, journal)
     except BaseException:
         handle.close()
         raise
     return handle
+
+
+def open_journal(journal: Path) -> BinaryIO:
+    """Create the run's journal with its first line, not yet durable (`sync_new_journal` makes it so)."""
+    handle = open(journal, "wb")  # noqa: SIM115 - stays open for the whole run
+    try:
+        handle.write(_MAGIC)
+        handle.flush()
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def sync_new_journal(handle: BinaryIO, journal: Path) -> None:
+    """Make a new journal and its directory entry durable."""
+    os.fsync(handle.fileno())
+    directory = os.open(journal.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def append_batch(handle: BinaryIO, batch: list[StagedBlob]) -> None:
@@ -183,11 +198,15 @@ class EvictionRun:
         in cooled, untouched, and their shadow rows are dropped before the commit.
         """
         try:
-            if self._handle is None:
-                self._handle = create_journal(self._journal)
+            new_journal = self._handle is None
+            if new_journal:
+                self._handle = open_journal(self._journal)
                 self._rows = self._shadow.add_in_background()
             append_batch(self._handle, batch)
-            synced = self._syncer.submit(os.fsync, self._handle.fileno())
+            if new_journal:  # the journal, its directory entry and its first section, beside the reader
+                synced = self._syncer.submit(sync_new_journal, self._handle, self._journal)
+            else:
+                synced = self._syncer.submit(os.fsync, self._handle.fileno())
             assert self._rows is not None
             self._rows.add([staged.row for staged in batch])
         except BaseException:

@@ -73,6 +73,17 @@ def _evict_batch_files() -> int:
     return max(16, min(EVICT_BATCH_FILES, soft // 8))
 
 
+# The first batch is read while nothing else runs, and the last two are rewritten after the last read:
+# batches start and end this small, so the rewrite and index threads overlap the reader for longer.
+EVICT_EDGE_BATCH_FILES = 256
+
+
+def _next_batch_files(remaining: int, largest: int) -> int:
+    """Files in the next batch (after the first) when `remaining` planned files are left to read: half of
+    them, so the batches halve toward the end, between EVICT_EDGE_BATCH_FILES and `largest`."""
+    return max(min(EVICT_EDGE_BATCH_FILES, largest), min(largest, remaining // 2))
+
+
 Progress = Callable[[int], None]
 
 
@@ -290,7 +301,9 @@ def apply_evict(
         batch: list[StagedBlob] = []
         folders = FolderDescriptors()  # the batch's folders (at most one per file), open until rewritten
         archive_folder = FolderDescriptors()  # archive/, open for the whole run
-        batch_files = _evict_batch_files()
+        pending = _pending(plan)
+        largest_batch = _evict_batch_files()
+        batch_files = min(EVICT_EDGE_BATCH_FILES, largest_batch)
         planned_by_path = {result.path: result for result in plan}
         try:
             with EvictionRun(store.evict_journal_file, shadow) as run:
@@ -298,8 +311,9 @@ def apply_evict(
                 batch_bytes = 0
                 # One eviction run, one timestamp.
                 stager = _Stager(store, archive_folder.get(str(store.archive_root)), utc_now_iso())
-                for planned in _pending(plan):
+                for index, planned in enumerate(pending):
                     if batch_bytes >= EVICT_BATCH_BYTES or len(batch) >= batch_files:
+                        batch_files = _next_batch_files(len(pending) - index, largest_batch)
                         archiving, batch, batch_bytes, batch_folders = batch, [], 0, folders
                         folders = FolderDescriptors()
                         handed.append((run.archive(archiving, batch_folders), archiving))

@@ -188,3 +188,25 @@ print(sorted({{result.status for result in results}}), len(results), store.count
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['evicted']", "300", "300"]
+
+
+def test_eviction_batches_halve_toward_the_end():
+    schedule, left = [], 20_000 - janitor.EVICT_EDGE_BATCH_FILES  # after the small first batch
+    while left > 0:
+        schedule.append(min(janitor._next_batch_files(left, 2048), left))
+        left -= schedule[-1]
+    assert schedule[:8] == [2048] * 8
+    assert schedule[8:] == [1680, 840, 420, 256, 164]  # the last batches are rewritten after the last read
+    assert janitor._next_batch_files(300, 25) == janitor._next_batch_files(20, 25) == 25  # few descriptors
+
+
+def test_a_tapered_multi_batch_eviction_archives_every_file_once(store: StrataStore, write_file, monkeypatch):
+    monkeypatch.setattr(janitor, "EVICT_EDGE_BATCH_FILES", 2)
+    monkeypatch.setattr(janitor, "_evict_batch_files", lambda: 8)
+    for number in range(41):
+        write_file(store.cooled_root, f"notes/n{number:02d}.md", f"# Note {number}\n")
+    results = janitor.apply_evict(store, janitor.plan_evict(store))
+    assert [result.status for result in results] == ["evicted"] * 41
+    assert len({result.shadow_id for result in results}) == 41
+    assert store.counts()["archived"] == 41 and not store.evict_journal_file.exists()
+    assert not list(store.cooled_root.rglob("*.md"))
