@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from stratagate.model import Block, Message
 from stratagate.text import collapse_whitespace, utf16_cut
@@ -126,7 +127,9 @@ class BlockSummary:
 
 def default_summary(messages: Sequence[Message]) -> BlockSummary:
     """The reference's summary when no summarizer is configured: first messages, and never extract."""
-    natural = [collapse_whitespace(m.content) for m in messages if m.role in NATURAL_ROLES]
+    # Only the first 8 natural messages are used (4 in the summary, 8 as keypoints): collapse no others.
+    natural_messages = islice((m for m in messages if m.role in NATURAL_ROLES), 8)
+    natural = [collapse_whitespace(m.content) for m in natural_messages]
     first_user = next((collapse_whitespace(m.content) for m in messages if m.role == "user"), "")
     return BlockSummary(
         title=utf16_cut(first_user, 80) or "Conversation block",

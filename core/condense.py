@@ -121,7 +121,9 @@ def _collect_tool_names(value: Any, names: list[str]) -> None:
 def tool_json_summary(content: str) -> str | None:
     """'Tool call: …' when a message is a tool-call JSON payload (or looks like a broken one), else None."""
     source = content.strip()
-    body = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", source, count=1), count=1).strip()
+    body = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", source, count=1), count=1).strip() if "```" in source else source
+    if body[:1] not in ("{", "[") and not _RAW_TOOL_HINT.search(source):
+        return None  # no tool names in it, parsed or not: a scalar names none, a broken payload needs a hint
     try:
         if body[:1] not in _JSON_STARTS:  # json.loads would fail: skip raising and catching its error
             raise ValueError(body)
@@ -161,13 +163,10 @@ def _looks_like_code(paragraph: str) -> bool:
     return bool(_CODE_LINE.search(paragraph)) or "=>" in paragraph or any(char in paragraph for char in "{};")
 
 
-def _message_parts(content: str) -> list[tuple[str, bool]]:
-    """(part, is paste candidate) pairs of one message, before repeated-paste removal."""
-    source = content.strip()
-    tool_summary = tool_json_summary(source)
-    if tool_summary is not None:
-        return [(tool_summary, False)]
-    parts: list[tuple[str, bool]] = []
+def _segments(source: str) -> list[tuple[str, bool]]:
+    """(segment, is code fence) pairs of a message: the text between fenced code blocks, and the blocks."""
+    if "```" not in source:
+        return [(source, False)]
     position = 0
     segments: list[tuple[str, bool]] = []
     for match in _CODE_FENCE.finditer(source):
@@ -175,16 +174,28 @@ def _message_parts(content: str) -> list[tuple[str, bool]]:
         segments.append((match.group(0), True))
         position = match.end()
     segments.append((source[position:], False))
-    for segment, is_code in segments:
+    return segments
+
+
+def _message_parts(content: str) -> list[tuple[str, str | None]]:
+    """(part, its paste key, or None when it is not a paste candidate) pairs of one message, before
+    repeated-paste removal."""
+    source = content.strip()
+    tool_summary = tool_json_summary(source)
+    if tool_summary is not None:
+        return [(tool_summary, None)]
+    parts: list[tuple[str, str | None]] = []
+    for segment, is_code in _segments(source):
         if is_code:
             code = segment.strip()
             if code:
-                parts.append((code, True))
+                parts.append((code, _normalized_paragraph(code)))
             continue
-        for paragraph in _PARAGRAPH_BREAK.split(segment):
+        for paragraph in _PARAGRAPH_BREAK.split(segment) if "\n" in segment else (segment,):
             kept = _remove_fillers(paragraph)
             if kept:
-                parts.append((kept, _looks_like_code(kept) or utf16_length(_normalized_paragraph(kept)) >= 80))
+                key = _normalized_paragraph(kept)
+                parts.append((kept, key if _looks_like_code(kept) or utf16_length(key) >= 80 else None))
     return parts
 
 
@@ -196,9 +207,8 @@ def condense_transcript(messages: Iterable[Message]) -> str:
         if message.role == "system":
             continue
         parts: list[str] = []
-        for part, candidate in _message_parts(message.content):
-            if candidate:
-                key = _normalized_paragraph(part)
+        for part, key in _message_parts(message.content):
+            if key is not None:
                 if key in seen:
                     part = REPEATED_PASTE
                 seen.add(key)

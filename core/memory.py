@@ -13,7 +13,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -159,8 +159,10 @@ def _default_id(prefix: str) -> str:
 
 def _copied(messages: list[Message]) -> list[Message]:
     """Copies of messages for a block, as `copy.deepcopy` makes them: only tool calls are mutable, and copying
-    the rest field by field took a sealing append longer than writing the block."""
-    return [replace(message, tool_calls=copy.deepcopy(message.tool_calls)) for message in messages]
+    the rest field by field took a sealing append longer than writing the block (so did `dataclasses.replace`)."""
+    return [Message(message.id, message.role, message.content, message.created_at, message.thread_id,
+                    None if message.tool_calls is None else copy.deepcopy(message.tool_calls))
+            for message in messages]
 
 
 def _tool_traces(value: Any, field_name: str) -> list[ToolTrace] | None:

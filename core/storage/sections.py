@@ -145,6 +145,16 @@ def _delete_stale_block_messages(connection: Connection, namespace: str, block: 
     connection.exec_driver_sql(driver_sql(connection, sql), {"namespace": namespace, "block": block, **parameters})
 
 
+def _inserted_new(connection: Connection, block_rows: list[dict[str, Any]]) -> bool:
+    """Insert the blocks' rows that are new; whether all of them were (else the others are to be updated)."""
+    inserted = connection.exec_driver_sql(driver_sql(connection, _INSERT_NEW_BLOCK), block_rows).rowcount
+    return inserted == len(block_rows)
+
+
+_INSERT_NEW_BLOCK = _upsert_sql(s.blocks).split(" ON CONFLICT ")[0] + ' ON CONFLICT ("namespace", "id") DO NOTHING'
+"""A block's row unless its id is stored: for a new block a shorter statement than the upsert (a new
+process prepares it in its first seal)."""
+
 _STALE_MESSAGES_AND_BLOCK = (
     'WITH stale AS (DELETE FROM messages WHERE "namespace" = :namespace AND "block_id" = :id '
     'AND NOT ("id" = ANY(:keep))) ' + _upsert_sql(s.blocks))
@@ -641,6 +651,11 @@ class SectionStore:
     ) -> None:
         m = s.messages
         block_rows = [rec.block_row(namespace, block) for block in records]
+        if self.legacy is None and _inserted_new(connection, block_rows):
+            # New blocks (a seal): no message names them yet, so there are none to drop and no row to update.
+            upsert(connection, m, [rec.message_row(namespace, message, block["id"], position)
+                                   for block in records for position, message in enumerate(block["l5Raw"])])
+            return
         if self.legacy is None and self.dialect == "postgresql":
             # Each block's row and the deletion of the messages it no longer holds in one statement: a round
             # trip less per block (the messages' rows follow in one batch).

@@ -28,6 +28,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -250,15 +251,11 @@ class SqlBackend:
         # otherwise spend more on compiling the query than on running it. No thread is stored as NULL or ''
         # (foreign files): one equality each, as `IS NULL OR = ''` would scan the namespace's blocks.
         # PostgreSQL's text columns use the "C" collation; a parameter compared in another would miss the indexes.
-        c = ' COLLATE "C"' if self.dialect == "postgresql" else ""
-        one, other = ("thread_id IS NULL", f"thread_id = ''{c}") if thread_id is None else (f"thread_id = :thread{c}", "1 = 0")
         with self._reading_one() as connection:
-            sql = driver_sql(connection, _BLOCK_TALLY.format(one=one, other=other, c=c))
-            count, last, last_other, highest = connection.exec_driver_sql(
-                sql, {"namespace": namespace, "thread": thread_id}
-            ).one()
-        ends = [end for end in (last, last_other) if end is not None]
-        return count or 0, max(ends) if ends else None, highest or 0
+            sql = driver_sql(connection, _block_tally_sql(self.dialect == "postgresql", thread_id is None))
+            *per_thread, highest = connection.exec_driver_sql(sql, {"namespace": namespace, "thread": thread_id}).one()
+        ends = [end for end in per_thread[1::2] if end is not None]
+        return sum(per_thread[0::2]), max(ends) if ends else None, highest or 0
 
     def block_spans(self, namespace: str, thread_id: str | None = None) -> list[Record]:
         with self._reading() as connection:
@@ -984,13 +981,18 @@ def _check_is_stratagate(location: str, version: int, tables: list[str]) -> None
         raise StorageOpenError(location, f"is not a StrataGate database (user_version {version}, no memory_spaces)")
 
 
-_BLOCK_TALLY = """SELECT
-    (SELECT count(*) FROM blocks WHERE namespace = :namespace{c} AND {one})
-        + (SELECT count(*) FROM blocks WHERE namespace = :namespace{c} AND {other}),
-    (SELECT end_turn FROM blocks WHERE namespace = :namespace{c} AND {one} ORDER BY sequence DESC LIMIT 1),
-    (SELECT end_turn FROM blocks WHERE namespace = :namespace{c} AND {other} ORDER BY sequence DESC LIMIT 1),
-    (SELECT max(sequence) FROM blocks WHERE namespace = :namespace{c})"""
-"""`SqlBackend.block_tally`: blocks in a thread, its last block's end turn, the namespace's highest sequence."""
+@cache
+def _block_tally_sql(postgresql: bool, null_thread: bool) -> str:
+    """`SqlBackend.block_tally`'s statement: for each way the thread is stored, its block count and its last
+    block's end turn; then the namespace's highest sequence. A named thread has one way, so its statement
+    has no subqueries for another (each would cost a prepare in a new process)."""
+    c = ' COLLATE "C"' if postgresql else ""
+    threads = ["thread_id IS NULL", f"thread_id = ''{c}"] if null_thread else [f"thread_id = :thread{c}"]
+    tally = [f"(SELECT {what} FROM blocks WHERE namespace = :namespace{c} AND {thread}{order})"
+             for thread in threads
+             for what, order in (("count(*)", ""), ("end_turn", " ORDER BY sequence DESC LIMIT 1"))]
+    return f"SELECT {', '.join(tally)}, (SELECT max(sequence) FROM blocks WHERE namespace = :namespace{c})"
+
 
 BUSY_SQLSTATES = ("55P03", "40P01", "40001")
 """PostgreSQL: lock timeout, deadlock, serialization failure."""
