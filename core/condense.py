@@ -33,6 +33,8 @@ _RAW_TOOL_NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
 _CODE_FENCE = re.compile(r"```[\s\S]*?```")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n+")
 _SENTENCE_BREAK = re.compile(r"\n|(?<=[。！？!?])")
+_SENTENCE_END = re.compile(r"[\n。！？!?]")
+"""Where `_SENTENCE_BREAK` can split: without one of these a paragraph is one piece (found faster than split)."""
 _CODE_LINE = re.compile(r"^\s*(const|let|var|function|class|import|export|def|SELECT|INSERT|UPDATE)\b", re.M)
 
 
@@ -122,7 +124,7 @@ def tool_json_summary(content: str) -> str | None:
     """'Tool call: …' when a message is a tool-call JSON payload (or looks like a broken one), else None."""
     source = content.strip()
     body = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", source, count=1), count=1).strip() if "```" in source else source
-    if body[:1] not in ("{", "[") and not _RAW_TOOL_HINT.search(source):
+    if body[:1] not in ("{", "[") and not _may_name_tool(source):
         return None  # no tool names in it, parsed or not: a scalar names none, a broken payload needs a hint
     try:
         if body[:1] not in _JSON_STARTS:  # json.loads would fail: skip raising and catching its error
@@ -144,6 +146,12 @@ def tool_json_summary(content: str) -> str | None:
     return f"Tool call: {', '.join(names)}" + (f" ({summary})" if summary else "")
 
 
+def _may_name_tool(source: str) -> bool:
+    """`_RAW_TOOL_HINT.search`, answered without the search for text with neither `_` nor `"` (each hint has
+    one)."""
+    return ("_" in source or '"' in source) and _RAW_TOOL_HINT.search(source) is not None
+
+
 def _normalized_paragraph(text: str) -> str:
     return collapse_whitespace(text).lower()
 
@@ -153,6 +161,9 @@ def _is_filler(piece: str) -> bool:
 
 
 def _remove_fillers(paragraph: str) -> str:
+    if not _SENTENCE_END.search(paragraph):
+        piece = paragraph.strip()
+        return "" if _is_filler(piece) else piece
     pieces = (piece.strip() for piece in _SENTENCE_BREAK.split(paragraph))
     return "\n".join(piece for piece in pieces if piece and not _is_filler(piece))
 
