@@ -39,13 +39,16 @@ def begin_deferred(connection: Connection, cursor: Any, *_args: Any) -> None:
         cursor.connection.execute(begin, prepare=False)
 
 
-def driver_rows(connection: Connection, sql: str, values: tuple | list, *, binary: bool = False) -> list[tuple]:
+def driver_rows(connection: Connection, sql: str, values: tuple | list, *, binary: bool = False,
+                alone: bool = False) -> list[tuple]:
     """Rows of `sql` (with `?` marks), run by the driver's own cursor in the connection's transaction.
-    `binary`: PostgreSQL sends the results in binary (a blob as its bytes, not twice as many hex digits)."""
+    `binary`: PostgreSQL sends the results in binary (a blob as its bytes, not twice as many hex digits).
+    `alone`: the statement is the whole read, which sees one snapshot by itself: outside a transaction it is
+    run without beginning one (no BEGIN and ROLLBACK around it)."""
     postgresql = connection.dialect.paramstyle != "qmark"
     if postgresql:
         sql = sql.replace("?", "%s")
-    if not connection.in_transaction():
+    if not alone and not connection.in_transaction():
         connection.begin()  # so that the statements of one read see one snapshot (SQLite's BEGIN is explicit)
     driver = connection.connection.driver_connection
     cursor = driver.cursor(binary=True) if binary and postgresql else driver.cursor()  # type: ignore[union-attr]

@@ -61,10 +61,10 @@ from stratagate.search import stored, stored_facts
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
 from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
-from stratagate.storage.driver import begin_deferred, defer_begin, end_with_next
+from stratagate.storage.driver import begin_deferred, defer_begin, driver_rows, end_with_next
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
-from stratagate.storage.sections import SectionError, SectionStore, driver_sql
+from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
 
 WRITE_ORDER = (
@@ -247,13 +247,15 @@ class SqlBackend:
         return records
 
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
-        # Index lookups in one statement sent to the driver as it is: a new process's first seal would
-        # otherwise spend more on compiling the query than on running it. No thread is stored as NULL or ''
-        # (foreign files): one equality each, as `IS NULL OR = ''` would scan the namespace's blocks.
-        # PostgreSQL's text columns use the "C" collation; a parameter compared in another would miss the indexes.
+        # Index lookups in one statement run by the driver's cursor, outside a transaction: a new process's
+        # first seal would otherwise spend more on compiling the query and on SQLAlchemy's work around it than
+        # on running it. No thread is stored as NULL or '' (foreign files): one equality each, as
+        # `IS NULL OR = ''` would scan the namespace's blocks. PostgreSQL's text columns use the "C" collation;
+        # a parameter compared in another would miss the indexes.
+        sql = _block_tally_sql(self.dialect == "postgresql", thread_id is None)
+        values = [namespace] * 5 if thread_id is None else [namespace, thread_id, namespace, thread_id, namespace]
         with self._reading_one() as connection:
-            sql = driver_sql(connection, _block_tally_sql(self.dialect == "postgresql", thread_id is None))
-            *per_thread, highest = connection.exec_driver_sql(sql, {"namespace": namespace, "thread": thread_id}).one()
+            [(*per_thread, highest)] = driver_rows(connection, sql, values, alone=True)
         ends = [end for end in per_thread[1::2] if end is not None]
         return sum(per_thread[0::2]), max(ends) if ends else None, highest or 0
 
@@ -987,11 +989,11 @@ def _block_tally_sql(postgresql: bool, null_thread: bool) -> str:
     block's end turn; then the namespace's highest sequence. A named thread has one way, so its statement
     has no subqueries for another (each would cost a prepare in a new process)."""
     c = ' COLLATE "C"' if postgresql else ""
-    threads = ["thread_id IS NULL", f"thread_id = ''{c}"] if null_thread else [f"thread_id = :thread{c}"]
-    tally = [f"(SELECT {what} FROM blocks WHERE namespace = :namespace{c} AND {thread}{order})"
+    threads = ["thread_id IS NULL", f"thread_id = ''{c}"] if null_thread else [f"thread_id = ?{c}"]
+    tally = [f"(SELECT {what} FROM blocks WHERE namespace = ?{c} AND {thread}{order})"
              for thread in threads
              for what, order in (("count(*)", ""), ("end_turn", " ORDER BY sequence DESC LIMIT 1"))]
-    return f"SELECT {', '.join(tally)}, (SELECT max(sequence) FROM blocks WHERE namespace = :namespace{c})"
+    return f"SELECT {', '.join(tally)}, (SELECT max(sequence) FROM blocks WHERE namespace = ?{c})"
 
 
 BUSY_SQLSTATES = ("55P03", "40P01", "40001")
