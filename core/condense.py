@@ -34,7 +34,7 @@ _CODE_FENCE = re.compile(r"```[\s\S]*?```")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n+")
 _SENTENCE_BREAK = re.compile(r"\n|(?<=[。！？!?])")
 _SENTENCE_END = re.compile(r"[\n。！？!?]")
-"""Where `_SENTENCE_BREAK` can split: without one of these a paragraph is one piece (found faster than split)."""
+"""Where `_SENTENCE_BREAK` can split: a paragraph without one is one piece (found faster than a split)."""
 _CODE_LINE = re.compile(r"^\s*(const|let|var|function|class|import|export|def|SELECT|INSERT|UPDATE)\b", re.M)
 
 
@@ -123,7 +123,9 @@ def _collect_tool_names(value: Any, names: list[str]) -> None:
 def tool_json_summary(content: str) -> str | None:
     """'Tool call: …' when a message is a tool-call JSON payload (or looks like a broken one), else None."""
     source = content.strip()
-    body = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", source, count=1), count=1).strip() if "```" in source else source
+    body = source
+    if "```" in source:
+        body = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", source, count=1), count=1).strip()
     if body[:1] not in ("{", "[") and not _may_name_tool(source):
         return None  # no tool names in it, parsed or not: a scalar names none, a broken payload needs a hint
     try:

@@ -159,7 +159,7 @@ def _default_id(prefix: str) -> str:
 
 def _copied(messages: list[Message]) -> list[Message]:
     """Copies of messages for a block, as `copy.deepcopy` makes them: only tool calls are mutable, and copying
-    the rest field by field took a sealing append longer than writing the block (so did `dataclasses.replace`)."""
+    the rest field by field (or with `dataclasses.replace`) cost a seal more than writing the block."""
     return [Message(message.id, message.role, message.content, message.created_at, message.thread_id,
                     None if message.tool_calls is None else copy.deepcopy(message.tool_calls))
             for message in messages]

@@ -151,7 +151,8 @@ def _inserted_new(connection: Connection, block_rows: list[dict[str, Any]]) -> b
     return inserted == len(block_rows)
 
 
-_INSERT_NEW_BLOCK = _upsert_sql(s.blocks).split(" ON CONFLICT ")[0] + ' ON CONFLICT ("namespace", "id") DO NOTHING'
+_INSERT_NEW_BLOCK = (_upsert_sql(s.blocks).split(" ON CONFLICT ")[0]
+                     + ' ON CONFLICT ("namespace", "id") DO NOTHING')
 """A block's row unless its id is stored: for a new block a shorter statement than the upsert (a new
 process prepares it in its first seal)."""
 

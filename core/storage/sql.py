@@ -250,10 +250,11 @@ class SqlBackend:
         # Index lookups in one statement run by the driver's cursor, outside a transaction: a new process's
         # first seal would otherwise spend more on compiling the query and on SQLAlchemy's work around it than
         # on running it. No thread is stored as NULL or '' (foreign files): one equality each, as
-        # `IS NULL OR = ''` would scan the namespace's blocks. PostgreSQL's text columns use the "C" collation;
-        # a parameter compared in another would miss the indexes.
+        # `IS NULL OR = ''` would scan the namespace's blocks. PostgreSQL's text columns use the "C"
+        # collation; a parameter compared in another would miss the indexes.
         sql = _block_tally_sql(self.dialect == "postgresql", thread_id is None)
-        values = [namespace] * 5 if thread_id is None else [namespace, thread_id, namespace, thread_id, namespace]
+        per_thread_values = [namespace] * 4 if thread_id is None else [namespace, thread_id] * 2
+        values = [*per_thread_values, namespace]
         with self._reading_one() as connection:
             [(*per_thread, highest)] = driver_rows(connection, sql, values, alone=True)
         ends = [end for end in per_thread[1::2] if end is not None]
