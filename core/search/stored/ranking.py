@@ -5,8 +5,9 @@ query-term order with the same numpy operations."""
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy import Connection
@@ -28,6 +29,8 @@ class StoredEventIndex:
         self.connect = connect
         self.namespace = namespace
         self.follows_commits = follows_commits
+        self._scratch = threading.local()
+        """Each thread's array of a score per position (`_zeroed`)."""
         """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
         its holder asks the backend again for the index of the new revision."""
         self._names_from_events: bool | None = None if events_beside else False
@@ -75,7 +78,7 @@ class StoredEventIndex:
         mean_length = average_length(total_length, documents)
         if len(held) == 1 and limit is not None and allowed is None:
             return _best_of_one(*held[0], mean_length, limit)
-        places, totals = _summed(held, mean_length)
+        places, totals = _summed(held, mean_length, self._zeroed)
         if limit is not None and allowed is None:
             slots = _best(totals, limit)
             return (slots if places is None else places[slots]), totals[slots]
@@ -110,6 +113,19 @@ class StoredEventIndex:
                 overlay[term].append((position, frequency, length))
         return documents, total_length, [(settled[term][0], merge(bytes(settled[term][2]), overlay.get(term, [])))
                                          for term in terms if term in settled]
+
+    def _zeroed(self, size: int) -> np.ndarray:
+        """`size` zeros to sum scores in, in an array this thread's later queries use again: a fresh one as
+        long as the memory (0.8 MB at 100k events) is faulted in page by page on every query, since the
+        allocator gives blocks that large back to the kernel once they are freed. Its contents never leave
+        the query (`_best` and `_scored_at` copy the scores they keep)."""
+        held = getattr(self._scratch, "totals", None)
+        if held is None or len(held) < size:
+            held = self._scratch.totals = np.zeros(size, dtype=np.float64)
+            return held
+        totals = held[:size]
+        totals.fill(0.0)
+        return totals
 
     def ids(self, connection: Connection, positions: np.ndarray) -> list[str]:
         """The event ids at these positions, in the order given.
@@ -165,12 +181,13 @@ def _within(held: list[tuple[float, Postings]], allowed: np.ndarray) -> list[tup
     return kept
 
 
-def _summed(held: list[tuple[float, Postings]], mean_length: float) -> tuple[np.ndarray | None, np.ndarray]:
+def _summed(held: list[tuple[float, Postings]], mean_length: float,
+            zeroed: Callable[[int], np.ndarray]) -> tuple[np.ndarray | None, np.ndarray]:
     """(places, totals): each document's BM25 score summed over the terms' (idf, postings) in query-term order,
     the same float additions either way. For one term, or rare words, only at the positions its postings hold
     (`places`, ascending), which then costs no pass over every position; for many postings of several terms
     (cheaper than sorting them) at every position up to the largest (`places` None: the position is the
-    index).
+    index, its totals from `zeroed`).
 
     A term's postings are in ascending, distinct positions (`merge`): its last position is its largest, a
     lone term's totals are its contributions as they are (0.0 + x is x), and its parts add to distinct
@@ -185,7 +202,7 @@ def _summed(held: list[tuple[float, Postings]], mean_length: float) -> tuple[np.
     places = None
     if sum(len(postings) for _idf, postings in held) < size * SPARSE_BELOW:
         places = np.unique(np.concatenate([postings.positions for _idf, postings in held]))
-    totals = np.zeros(size if places is None else len(places), dtype=np.float64)
+    totals = zeroed(size) if places is None else np.zeros(len(places), dtype=np.float64)
     for term_idf, postings in held:
         for _start, part, scores in _scored_parts(term_idf, postings, mean_length):
             totals[part.positions if places is None else np.searchsorted(places, part.positions)] += scores
