@@ -10,8 +10,8 @@ they were; `stratagate.search.stored` creates, fills and reads them.
   package moves it along; a writer that does not, such as an older version of this package, leaves it
   behind, and the index is rebuilt), the candidate count N and the total document length (BM25's
   statistics);
-- `search_terms`: per term, its document frequency and its settled postings (a blob of int32 positions,
-  frequencies and document lengths);
+- `search_terms`: per term, its document frequency and its settled postings (a blob of positions,
+  frequencies and document lengths, packed by `stratagate.search.stored.terms`);
 - `search_term_changes`: postings written since the term was settled (frequency 0: the document left);
   a read overlays them on the blob, a write settles a term once they outgrow an eighth of it;
 - `search_events`: one row per search candidate (active or superseded event) keyed by its section position,
