@@ -650,36 +650,27 @@ class SectionStore:
     def _write_blocks(
         self, connection: Connection, namespace: str, records: list[Record], _readded: frozenset[str]
     ) -> None:
-        m = s.messages
         block_rows = [rec.block_row(namespace, block) for block in records]
+        message_rows = [rec.message_row(namespace, message, block["id"], position)
+                        for block in records for position, message in enumerate(block["l5Raw"])]
         if self.legacy is None and _inserted_new(connection, block_rows):
-            # New blocks (a seal): no message names them yet, so there are none to drop and no row to update.
-            upsert(connection, m, [rec.message_row(namespace, message, block["id"], position)
-                                   for block in records for position, message in enumerate(block["l5Raw"])])
-            return
-        if self.legacy is None and self.dialect == "postgresql":
+            pass  # New blocks (a seal): no message names them yet, so none to drop and no row to update.
+        elif self.legacy is None and self.dialect == "postgresql":
             # Each block's row and the deletion of the messages it no longer holds in one statement: a round
             # trip less per block (the messages' rows follow in one batch).
             connection.exec_driver_sql(_pyformat(_STALE_MESSAGES_AND_BLOCK), [
                 {**row, "keep": [message["id"] for message in block["l5Raw"]]}
                 for row, block in zip(block_rows, records, strict=True)])
-            upsert(connection, m, [rec.message_row(namespace, message, block["id"], position)
-                                   for block in records for position, message in enumerate(block["l5Raw"])])
-            return
-        if self.legacy is None:
-            upsert(connection, s.blocks, block_rows)
         else:
-            written = self.legacy.block_rows_written(connection, namespace, block_rows)
-            upsert(connection, self.legacy.blocks, written)
-        rows = []
-        for block in records:
-            message_ids = [message["id"] for message in block["l5Raw"]]
-            _delete_stale_block_messages(connection, namespace, block["id"], message_ids)
-            rows += [
-                rec.message_row(namespace, message, block["id"], position)
-                for position, message in enumerate(block["l5Raw"])
-            ]
-        upsert(connection, m, rows)
+            if self.legacy is None:
+                upsert(connection, s.blocks, block_rows)
+            else:
+                written = self.legacy.block_rows_written(connection, namespace, block_rows)
+                upsert(connection, self.legacy.blocks, written)
+            for block in records:
+                message_ids = [message["id"] for message in block["l5Raw"]]
+                _delete_stale_block_messages(connection, namespace, block["id"], message_ids)
+        upsert(connection, s.messages, message_rows)
 
     def _write_events(
         self, connection: Connection, namespace: str, records: list[Record], readded: frozenset[str]
