@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -140,15 +141,9 @@ class StoredFacets:
         if top is None:
             return [item for _position, item in self.ordered(subset, temporal_intent, turn)]
         with self._connect() as connection:
-            kept: dict[tuple, list[str]] = self._kept_for(connection, ("heads",), dict)  # type: ignore
             key = (subset, temporal_intent if temporal_intent in ("first", "latest") else turn, top)
-            head = kept.pop(key, None)
-            if head is None:
-                head = self._head(connection, subset, temporal_intent, turn, top)
-                if len(kept) >= KEPT_HEADS:
-                    del kept[next(iter(kept))]
-            kept[key] = head  # the most recently asked last
-            return list(head)
+            return list(self._recently_asked(connection, "heads", key, KEPT_HEADS,
+                                             lambda: self._head(connection, subset, temporal_intent, turn, top)))
 
     def _head(self, connection: Connection, subset: Subset, temporal_intent: object, turn: int,
               top: int) -> list[str]:
@@ -169,21 +164,17 @@ class StoredFacets:
     def positions(self, connection: Connection, subset: Subset) -> np.ndarray:
         """The subset's positions, ascending (read-only: the last `KEPT_POSITION_SETS` subsets' are kept for
         the revision)."""
-        kept: dict[Subset, np.ndarray] = self._kept_for(connection, ("positions",), dict)  # type: ignore
-        found = kept.pop(subset, None)
-        if found is None:
-            found = self._read_positions(connection, subset)
-            found.flags.writeable = False
-            if len(kept) >= KEPT_POSITION_SETS:
-                del kept[next(iter(kept))]
-        kept[subset] = found  # the most recently asked last
-        return found
+        return self._recently_asked(connection, "positions", subset, KEPT_POSITION_SETS,
+                                    lambda: self._read_positions(connection, subset))
 
     def _read_positions(self, connection: Connection, subset: Subset) -> np.ndarray:
         if subset.direct is not None:
-            return position_set(connection, subset.direct, subset.values)
-        sql = f"SELECT position FROM search_events WHERE namespace = ? AND ({subset.sql})"
-        return position_set(connection, sql, (self.namespace, *subset.values))
+            found = position_set(connection, subset.direct, subset.values)
+        else:
+            sql = f"SELECT position FROM search_events WHERE namespace = ? AND ({subset.sql})"
+            found = position_set(connection, sql, (self.namespace, *subset.values))
+        found.flags.writeable = False  # kept and shared by later queries
+        return found
 
     def places(self, connection: Connection, temporal_intent: object, turn: int) -> np.ndarray:
         """Every candidate's place in the structured order of all candidates (see `structured`), indexed by
@@ -216,6 +207,19 @@ class StoredFacets:
             self._kept[key] = compute()
         return self._kept[key]
 
+    def _recently_asked(self, connection: Connection, name: str, key: object, bound: int,
+                        compute: Callable[[], Any]) -> Any:
+        """`compute()` for `key`, kept for the revision among the last `bound` keys asked under `name` (the
+        least recently asked goes first)."""
+        kept: dict[object, Any] = self._kept_for(connection, (name,), dict)  # type: ignore[assignment]
+        found = kept.pop(key, None)
+        if found is None:
+            found = compute()
+            if len(kept) >= bound:
+                del kept[next(iter(kept))]
+        kept[key] = found  # the most recently asked last
+        return found
+
     def _weight_positions(self, connection: Connection, turn: int) -> np.ndarray:
         """Every candidate's position in the weight order at `turn`. The weight index lists each class's rows
         in the order of its ties (updatedAt descending, then position), so a class alone at its weight is a
@@ -225,7 +229,7 @@ class StoredFacets:
             connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
                         f"GROUP BY {index_order} ORDER BY {index_order}", (self.namespace,))]
         scanned = ordered_positions(connection, f"SELECT position FROM search_events WHERE namespace = ? "
-                                                f"ORDER BY {index_order}, updated_key DESC, position",
+                                                f"ORDER BY {WEIGHT_INDEX_ORDER}",
                                     (self.namespace,))
         starts = np.cumsum([0] + [count for _key, count in classes])
         by_weight: dict[float, list[int]] = {}
