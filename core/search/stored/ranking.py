@@ -29,10 +29,10 @@ class StoredEventIndex:
         self.connect = connect
         self.namespace = namespace
         self.follows_commits = follows_commits
-        self._scratch = threading.local()
-        """Each thread's array of a score per position (`_zeroed`)."""
         """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
         its holder asks the backend again for the index of the new revision."""
+        self._scratch = threading.local()
+        """Each thread's array of a score per position (`_zeroed`)."""
         self._names_from_events: bool | None = None if events_beside else False
         """Whether `ids` reads the events table's covering position index (decided at its first call when
         the events are in the index's database: the index is this package's addition to the v7 schema)."""
