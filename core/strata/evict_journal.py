@@ -67,17 +67,6 @@ class StagedBlob:
     blob_name: str
 
 
-def create_journal(journal: Path) -> BinaryIO:
-    """Create the run's journal (durably, with its directory entry), open for appending batches."""
-    handle = open_journal(journal)
-    try:
-        sync_new_journal(handle, journal)
-    except BaseException:
-        handle.close()
-        raise
-    return handle
-
-
 def open_journal(journal: Path) -> BinaryIO:
     """Create the run's journal with its first line, not yet durable (`sync_new_journal` makes it so)."""
     handle = open(journal, "wb")  # noqa: SIM115 - stays open for the whole run

@@ -11,7 +11,7 @@ from stratagate.strata import StrataStore, Tier, janitor
 from stratagate.strata import evict_journal as evict_journal_module
 from stratagate.strata.cascade import read as read_through_tiers
 from stratagate.strata.errors import StrataConfigError
-from stratagate.strata.evict_journal import append_batch, close_descriptors, create_journal
+from stratagate.strata.evict_journal import append_batch, close_descriptors, open_journal
 from stratagate.strata.fsutil import FolderDescriptors
 from stratagate.strata.rehydrate_journal import write_journal as write_rehydrate_journal
 
@@ -65,7 +65,7 @@ def test_recovery_after_a_kill_puts_back_a_file_edited_after_it_was_moved(store:
     folders = FolderDescriptors()
     stager = janitor._Stager(store, folders.get(str(store.archive_root)), "2026-12-01T00:00:00+00:00")
     staged = [stager.stage(planned.path, folders) for planned in plan]
-    with create_journal(store.evict_journal_file) as journal:
+    with open_journal(store.evict_journal_file) as journal:
         append_batch(journal, staged)
     close_descriptors(staged)
     folders.close()
