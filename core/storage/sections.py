@@ -365,8 +365,13 @@ class SectionStore:
     def _filters(self, section: str) -> dict[str, Callable[[Any], ColumnElement[bool]]]:
         e, m, b, el = s.events, s.messages, s.blocks, s.elements
 
+        # A substring test, not LIKE: SQLite refuses a LIKE pattern over 50,000 bytes (a pasted text), and
+        # the text needs no escaping. lower() folds case as LIKE's ASCII-only folding does on SQLite.
+        position_in = func.strpos if self.dialect == "postgresql" else func.instr
+
         def text_in(*columns) -> Callable[[Any], ColumnElement[bool]]:
-            return lambda value: or_(*(column.icontains(str(value), autoescape=True) for column in columns))
+            return lambda value: or_(*(position_in(func.lower(column), func.lower(literal(str(value)))) > 0
+                                       for column in columns))
 
         def thread(column) -> Callable[[Any], ColumnElement[bool]]:
             return lambda value: or_(column.is_(None), column == "") if value == "" else column == value

@@ -340,5 +340,7 @@ def test_the_supersede_lookup_finds_ids_by_any_part_the_exact_one_first(stored, 
         assert matching_event_ids(memory, exact)[0] == exact
         assert matching_event_ids(memory, "evt_", limit=3) == every_id[:3]
         assert matching_event_ids(memory, "blk_bogus:evt:99") == []
+        assert matching_event_ids(memory, "%") == []  # a character, not a pattern
+        assert matching_event_ids(memory, "evt_8" * 20_000) == []  # a paste longer than a LIKE pattern may be
     finally:
         memory.close()

@@ -170,6 +170,8 @@ def test_query_keys_and_fetch_page_a_section(backend: SqlBackend, reference_v7: 
         e["id"] for e in events if "postgresql" in (e["title"] + e["summary"] + e["narrative"]).lower()
     ]
     assert backend.query_keys(NS, "events", {"text": "100%_"}) == []
+    assert backend.query_keys(NS, "events", {"text": "postgresql" * 10_000}) == []  # over LIKE's pattern limit
+    assert backend.query_keys(NS, "events", {"idContains": "VT_5"}) == [e["id"] for e in events if "vt_5" in e["id"]]
     assert backend.query_keys(NS, "extractionJobs") == sorted(j["blockId"] for j in snapshot["extractionJobs"])
     wanted = [events[3]["id"], "unknown", events[0]["id"]]
     assert backend.fetch(NS, "events", wanted) == [events[3], events[0]]
