@@ -62,6 +62,13 @@ def test_bad_input_exits_2_with_the_path_named(tmp_path: Path):
     assert run("strata", "--data-dir", base, "read", "a.md").exit_code == 0
 
 
+def test_history_without_a_store_gives_the_hint(tmp_path: Path):
+    # The reference's test_cli_history_no_log: a fresh machine, no store and no log, exit 0.
+    result = run("strata", "--data-dir", str(tmp_path / "store"), "history")
+    assert result.exit_code == 0 and "No daemon log" in result.output
+    assert not (tmp_path / "store").exists()
+
+
 def test_conflicts_exit_1_and_name_the_file(tmp_path: Path):
     base = str(tmp_path / "store")
     run("strata", "--data-dir", base, "init")

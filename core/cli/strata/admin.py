@@ -162,7 +162,8 @@ def config_set(context: click.Context, key: str, value: tuple[str, ...]) -> None
 @click.pass_context
 def history(context: click.Context, lines: int) -> None:
     """The last lines of the daemon log."""
-    store = store_for(context)
+    # Like the reference: without a store there is no log yet, which is a hint, not an error.
+    store = store_for(context, must_exist=False)
     if not store.log_file.exists():
         click.echo("No daemon log yet. Start the daemon with: strata serve")
         return
