@@ -520,7 +520,8 @@ class Retrieval:
             if tokens:
                 return SearchHits()
             rankings = [("structured", structured(ALL, True))]
-        return self._event_hits(_fused(rankings, size, False, _no_explainer)[0], last=True)
+        kept = _fused(rankings, size, False, _no_explainer)[0]
+        return self._kept_event_hits(facets, kept) if not tokens else self._event_hits(kept, last=True)
 
     def _explain_stored_events(self, index: StoredEventIndex, query: str, tokens: list[str], size: int,
                                temporal_intent: Any, wanted: list[str], type_wanted: str,
@@ -586,6 +587,20 @@ class Retrieval:
         with self._memory.backend.last_read() if last else nullcontext():
             events = {event.id: event for event in self._memory.get_events([item for item, _s, _e in kept])}
         return SearchHits(EventHit(events[item], score, explanation) for item, score, explanation in kept
+                          if item in events)
+
+    def _kept_event_hits(self, facets: StoredFacets,
+                         kept: list[tuple[str, float, HitExplanation | None]]) -> SearchHits[EventHit]:
+        """`_event_hits` for a query without words: its hits' events are kept for the index's revision with
+        its head (the app repeats its list's query), and each search gets copies of them."""
+        ids = tuple(item for item, _score, _explanation in kept)
+
+        def fetched() -> dict[str, Event]:
+            with self._memory.backend.last_read():
+                return {event.id: event for event in self._memory.get_events(ids)}
+
+        events: dict[str, Event] = facets.kept_for_revision("hit events", ids, fetched)
+        return SearchHits(EventHit(events[item].copy(), score, explanation) for item, score, explanation in kept
                           if item in events)
 
     def _search_events(self, query: str, tokens: list[str], size: int, temporal_intent: Any, wanted: list[str],

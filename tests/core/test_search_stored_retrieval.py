@@ -91,14 +91,44 @@ def _check_stored_search(location: str, namespace: str, operations: list, querie
             memory.search_events(query, **options)
         for query, options in queries:
             oracle = Retrieval(WithoutStoredIndexes(memory)).search_events(query, explain=True, **options)
-            expected = _hits(oracle)
-            assert _hits(memory.search_events(query, **options)) == expected
+            expected = _hits_with_events(oracle)
+            assert _hits_with_events(memory.search_events(query, **options)) == expected
             assert _explained(memory.search_events(query, explain=True, **options)) == _explained(oracle)
             with stratagate.open(location, namespace, read_only=True) as reader:
-                assert _hits(reader.search_events(query, **options)) == expected
+                assert _hits_with_events(reader.search_events(query, **options)) == expected
                 assert _explained(reader.search_events(query, explain=True, **options)) == _explained(oracle)
     finally:
         memory.close()
+
+
+def _hits_with_events(hits) -> list[tuple]:
+    """Ids, scores and the events' contents (a query without words hands out copies of events it keeps)."""
+    return [(hit.id, hit.score, hit.event) for hit in hits]
+
+
+def test_a_kept_query_without_words_hands_out_copies_and_follows_commits(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for number in range(4):
+            memory.add_event(f"card {number}", source_block_id=block_id,
+                             temporal={"participants": ["Alice"], "extraKey": {"nested": [number]}})
+        with stratagate.open(path, "ns", read_only=True) as reader:
+            first = reader.search_events("")
+            expected = [hit.event for hit in memory.search_events("")]
+            assert [hit.event for hit in first] == expected
+            for hit in first:  # a caller changing its hits changes nothing the next search returns
+                hit.event.tags.append("changed")
+                hit.event.temporal.participants.append("Mallory")
+                hit.event.temporal.extra["extraKey"]["nested"].append(99)
+                hit.event.weight.pinned = True
+            assert [hit.event for hit in reader.search_events("")] == expected
+        memory.search_events("")
+        memory.pin_event(expected[-1].id)
+        after = [hit.event for hit in memory.search_events("")]
+        assert after[0].id == expected[-1].id and after[0].weight.pinned
+        assert after == [hit.event for hit in Retrieval(WithoutStoredIndexes(memory)).search_events("")]
 
 
 def _explained(hits) -> tuple:

@@ -145,6 +145,12 @@ class StoredFacets:
             return list(self._recently_asked(connection, "heads", key, KEPT_HEADS,
                                              lambda: self._head(connection, subset, temporal_intent, turn, top)))
 
+    def kept_for_revision(self, name: str, key: object, compute: Callable[[], Any]) -> Any:
+        """`compute()` for `key`, kept for the index's revision among the last `KEPT_HEADS` keys asked under
+        `name`, as the heads are (what a query without words reads after its head is kept with it)."""
+        with self._connect() as connection:
+            return self._recently_asked(connection, name, key, KEPT_HEADS, compute)
+
     def _head(self, connection: Connection, subset: Subset, temporal_intent: object, turn: int,
               top: int) -> list[str]:
         if temporal_intent in ("first", "latest"):
