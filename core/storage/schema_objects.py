@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, MetaData
 
 from stratagate import journal
-from stratagate.storage import fact_search_tables, schema, search_tables
+from stratagate.storage import fact_search_tables, schema, search_tables, thread_blocks
 
 V7_METADATA = (schema.metadata, schema.postgres_metadata, journal.metadata, search_tables.search_metadata,
-               fact_search_tables.fact_search_metadata)
+               fact_search_tables.fact_search_metadata, thread_blocks.metadata)
 """Every table a v7 database may hold, with the indexes StrataGate creates on them."""
 
 

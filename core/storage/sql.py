@@ -59,7 +59,17 @@ from stratagate.errors import (
 )
 from stratagate.search import stored, stored_facts
 from stratagate.snapshot import DEFAULT_BLOCK_DECAY_LAMBDA, validate_section
-from stratagate.storage import bulk, files, migrations, records, schema, schema_objects, search_cache, spans
+from stratagate.storage import (
+    bulk,
+    files,
+    migrations,
+    records,
+    schema,
+    schema_objects,
+    search_cache,
+    spans,
+    thread_blocks,
+)
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
 from stratagate.storage.driver import begin_deferred, defer_begin, driver_rows, end_with_next
 from stratagate.storage.event_order import EventOrder
@@ -108,6 +118,7 @@ class SqlBackend:
         forensic_copy: files.ForensicCopy | None = None,
         identity: str | None = None,
         legacy: LegacySchema | None = None,
+        counts_kept: bool = False,
     ):
         self.engine = engine
         self.location = location
@@ -133,6 +144,11 @@ class SqlBackend:
         self._held: Connection | None = None
         """The connection of an `exclusive` block: every read and write inside the block runs on it."""
         self._shared = threading.local()
+        self._counts_kept = counts_kept and legacy is None
+        """Whether the database holds the threads' block counts (`thread_blocks`; never a v5/v6 file)."""
+        self._tallied: tuple[str, str | None, int, int] | None = None
+        """(namespace, thread, its block count, the highest sequence) of the last `block_tally`: the seal that
+        follows stores its thread's new count in its commit."""
         """This thread's connection of a `shared_read` block (`connection`): every read inside runs on it."""
         self._inactive_indexed = False
         """Whether `events_inactive_idx` is known to be there (`_ensure_inactive_index`)."""
@@ -248,6 +264,19 @@ class SqlBackend:
         return records
 
     def block_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
+        self._tallied = None
+        if thread_id is not None and self._counts_kept:
+            with self._reading_one() as connection:
+                kept = thread_blocks.tally(connection, namespace, thread_id)
+            if kept is not None:
+                self._tallied = (namespace, thread_id, kept[0], kept[2])
+                return kept
+        tally = self._counted_tally(namespace, thread_id)
+        if self.legacy is None:
+            self._tallied = (namespace, thread_id, tally[0], tally[2])
+        return tally
+
+    def _counted_tally(self, namespace: str, thread_id: str | None) -> tuple[int, int | None, int]:
         # Index lookups in one statement run by the driver's cursor, outside a transaction: a new process's
         # first seal would otherwise spend more on compiling the query and on SQLAlchemy's work around it than
         # on running it. No thread is stored as NULL or '' (foreign files): one equality each, as
@@ -340,6 +369,8 @@ class SqlBackend:
                 stored_facts.drop_namespace(connection, namespace)
             for table in reversed(schema.metadata.sorted_tables):
                 connection.execute(delete(table).where(table.c.namespace == namespace))
+            if self._counts_kept or thread_blocks.exists(connection):
+                thread_blocks.forget(connection, namespace)
         now = now_utc8()
         connection.execute(
             insert(ms).values(
@@ -452,15 +483,40 @@ class SqlBackend:
                                 changes.deletes.get("events", []), indexed)
             if fact_upkeep is not None:
                 fact_upkeep.after(connection)
+            counts_kept = self._counts_kept
+            if self.legacy is None and (changes.upserts.get("blocks") or changes.deletes.get("blocks")):
+                counts_kept = self._keep_thread_counts(connection, namespace, changes)
             if changes.journal:
                 from stratagate.journal import append_entries
 
                 append_entries(connection, namespace, changes.journal)
+        self._counts_kept = counts_kept
         if cached_before is not None:
             self._advance_cached_index(namespace, expected_revision, changes, cached_before)
         elif not event_keys and self._cached_state == (namespace, expected_revision) and self._held is None:
             self._cached_state = (namespace, expected_revision + 1)  # no event changed: the index still holds
         return expected_revision + 1
+
+    def _keep_thread_counts(self, connection: Connection, namespace: str, changes: ChangeSet) -> bool:
+        """In a commit that writes or deletes blocks: a seal's new block (the one block written, in the thread
+        `block_tally` counted, at the sequence after the highest it read; the commit's revision check means
+        nothing was written in between) stores its thread's new count (an unthreaded one changes no count);
+        any other change to the blocks drops the namespace's counts, which the next seal counts again.
+        Returns whether the table exists now."""
+        tallied, self._tallied = self._tallied, None
+        blocks = changes.upserts.get("blocks") or []
+        if (tallied is not None and tallied[0] == namespace and not changes.deletes.get("blocks")
+                and len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].get("threadId") == tallied[1]
+                and blocks[0].get("sequence") == tallied[3] + 1):
+            if tallied[1] is None:  # no count is kept for unthreaded blocks; no other thread's count changed
+                return self._counts_kept
+            thread_blocks.keep(connection, namespace, tallied[1], tallied[2] + 1, tallied[3] + 1, blocks[0]["id"],
+                               create=not self._counts_kept)
+            return True
+        if self._counts_kept or thread_blocks.exists(connection):
+            thread_blocks.forget(connection, namespace)
+            return True
+        return False
 
     def _cached_documents_before(self, namespace: str, revision: int, keys: list[str]) -> dict[str, Any] | None:
         """In a commit to a v5/v6 file whose outside index this backend holds at `revision`, before its writes:
@@ -871,7 +927,8 @@ def _prepare_sqlite(
     """Check what the file holds, create or upgrade its schema as allowed, and wrap it in a SqlBackend."""
     engine = sqlite_engine(path, timeout, immutable=immutable)
     try:
-        notice, hide_pending, legacy = _check_and_upgrade(engine, location, version, read_only, forensic_copy)
+        notice, hide_pending, legacy, counts_kept = _check_and_upgrade(engine, location, version, read_only,
+                                                                       forensic_copy)
     except DBAPIError as error:
         engine.dispose()
         if new_file:
@@ -892,6 +949,7 @@ def _prepare_sqlite(
         forensic_copy=forensic_copy,
         identity=identity,
         legacy=legacy,
+        counts_kept=counts_kept,
     )
 
 
@@ -901,9 +959,10 @@ def _check_and_upgrade(
     version: int,
     read_only: bool,
     forensic_copy: files.ForensicCopy | None,
-) -> tuple[str | None, bool, LegacySchema | None]:
-    """Returns the notice to show, whether v9+ pending blocks must be hidden, and the v5/v6 layout of a file
-    written in its own schema. Only a private forensic copy is ever upgraded here."""
+) -> tuple[str | None, bool, LegacySchema | None, bool]:
+    """Returns the notice to show, whether v9+ pending blocks must be hidden, the v5/v6 layout of a file
+    written in its own schema, and whether it keeps the threads' block counts (`thread_blocks`). Only a
+    private forensic copy is ever upgraded here."""
     with engine.connect() as connection:
         tables = migrations.table_names(connection)
         hostile = [] if read_only else schema_objects.unexpected_objects(connection)
@@ -916,7 +975,7 @@ def _check_and_upgrade(
         set_wal(engine)
         with immediate_transaction(engine) as connection:
             migrations.create_schema(connection)
-        return None, False, None
+        return None, False, None, False
     notice = None
     legacy = None
     if version < schema.SCHEMA_VERSION and forensic_copy is None:
@@ -950,7 +1009,7 @@ def _check_and_upgrade(
             ).scalar_one()
             if pending:
                 notice = f"{notice}; {pending} pending block(s) not shown"
-    return notice, hide_pending, legacy
+    return notice, hide_pending, legacy, thread_blocks.TABLE in tables
 
 
 def _check_writable(path: Path, location: str) -> None:
@@ -1069,6 +1128,7 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
         read_only=read_only,
         schema_version=version or schema.SCHEMA_VERSION,
         notice=notice,
+        counts_kept=thread_blocks.TABLE in tables,
     )
 
 
