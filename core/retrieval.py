@@ -519,7 +519,11 @@ class Retrieval:
         if not any(ids for _name, ids in rankings):
             if tokens:
                 return SearchHits()
-            rankings = [("structured", structured(ALL, True))]
+            # When the head and its hits are kept, the index's revision is the last read (on PostgreSQL the
+            # transaction ends in its round trip); if it moved, the reads after it begin another snapshot.
+            kept_answer = facets.head_and_hits_kept(ALL, temporal_intent, turn, size)
+            with self._memory.backend.last_read() if kept_answer else nullcontext():
+                rankings = [("structured", structured(ALL, True))]
         kept = _fused(rankings, size, False, _no_explainer)[0]
         return self._kept_event_hits(facets, kept) if not tokens else self._event_hits(kept, last=True)
 

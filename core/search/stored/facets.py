@@ -49,6 +49,11 @@ def _matches(left: str, right: str) -> bool:
     return bool(left and right and (left == right or right in left or left in right))
 
 
+def _head_key(subset: Subset, temporal_intent: object, turn: int, top: int) -> tuple:
+    """What a structured head depends on besides the revision (the turn only for the weight order)."""
+    return subset, temporal_intent if temporal_intent in ("first", "latest") else turn, top
+
+
 def class_weight(weight_class: WeightClass, turn: int) -> float:
     """`weights.weight_at` of a candidate of this class at `turn` (candidates are never forgotten or archived),
     the same operations in the same order, so the same float."""
@@ -141,9 +146,16 @@ class StoredFacets:
         if top is None:
             return [item for _position, item in self.ordered(subset, temporal_intent, turn)]
         with self._connect() as connection:
-            key = (subset, temporal_intent if temporal_intent in ("first", "latest") else turn, top)
+            key = _head_key(subset, temporal_intent, turn, top)
             return list(self._recently_asked(connection, "heads", key, KEPT_HEADS,
                                              lambda: self._head(connection, subset, temporal_intent, turn, top)))
+
+    def head_and_hits_kept(self, subset: Subset, temporal_intent: object, turn: int, top: int) -> bool:
+        """Whether this head and its hits' events (`kept_for_revision` under "hit events") are kept for the
+        revision last read: if the index is still there, reading its revision is all the query reads."""
+        heads, events = self._kept.get(("heads",)), self._kept.get(("hit events",))
+        head = heads.get(_head_key(subset, temporal_intent, turn, top)) if heads else None
+        return head is not None and events is not None and tuple(head) in events
 
     def kept_for_revision(self, name: str, key: object, compute: Callable[[], Any]) -> Any:
         """`compute()` for `key`, kept for the index's revision among the last `KEPT_HEADS` keys asked under
