@@ -371,6 +371,7 @@ class SqlBackend:
                 connection.execute(delete(table).where(table.c.namespace == namespace))
             if self._counts_kept or thread_blocks.exists(connection):
                 thread_blocks.forget(connection, namespace)
+            self._tallied = None
         now = now_utc8()
         connection.execute(
             insert(ms).values(
