@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 import stratagate
 from stratagate.retrieval import Retrieval
+from stratagate.search.postings import contributions
 from stratagate.search.stored import facets as stored_facets
 from stratagate.search.stored import ranking as stored_ranking
+from stratagate.search.stored.terms import Postings
 from tests.core.helpers import Clock, WithoutStoredIndexes
 from tests.core.test_search_event_cache import _apply, _hits, _operation, _query
 from tests.postgres_server import fresh_database
@@ -36,16 +38,19 @@ def test_stored_event_search_equals_the_in_memory_search(tmp_path_factory: pytes
 @settings(max_examples=examples(30), deadline=None)
 @given(operations=st.lists(_operation, max_size=20), queries=st.lists(_query, min_size=1, max_size=4),
        sparse=st.booleans(), blocks=st.sampled_from([1, 2, 3, stored_ranking.BOUND_BLOCKS]),
-       at_once=st.sampled_from([1, 2, 5, stored_ranking.SCORED_AT_ONCE]))
+       at_once=st.sampled_from([1, 2, 5, stored_ranking.SCORED_AT_ONCE]),
+       sample=st.sampled_from([1, 2, 3, stored_ranking.REACH_SAMPLE]))
 def test_bm25_sums_the_same_scores_over_the_postings_or_every_position(
         tmp_path_factory: pytest.TempPathFactory, operations, queries, sparse: bool, blocks: int,
-        at_once: int) -> None:
+        at_once: int, sample: int) -> None:
     # A rare word's scores are summed at its postings' positions only, a frequent one's over every position;
-    # few bound blocks make the top-k's lower bound loose (blocks of many documents) on small memories, and
-    # scoring a few postings at a time makes a lone term's top-k and the filters go through many parts.
+    # few bound blocks make the top-k's lower bound loose (blocks of many documents) on small memories,
+    # scoring a few postings at a time makes a lone term's top-k and the filters go through many parts, and
+    # a small sample makes a lone term of a small memory score only the postings that can reach its top-k.
     with (mock.patch.object(stored_ranking, "SPARSE_BELOW", math.inf if sparse else 0.0),
           mock.patch.object(stored_ranking, "BOUND_BLOCKS", blocks),
-          mock.patch.object(stored_ranking, "SCORED_AT_ONCE", at_once)):
+          mock.patch.object(stored_ranking, "SCORED_AT_ONCE", at_once),
+          mock.patch.object(stored_ranking, "REACH_SAMPLE", sample)):
         _check_stored_search(str(tmp_path_factory.mktemp("stored") / "memory.sqlite"), "ns", operations, queries)
 
 
@@ -64,6 +69,35 @@ def test_the_top_k_of_the_totals_is_the_exhaustive_one(totals: np.ndarray, limit
         expected = present[totals[present] >= np.sort(totals[present])[::-1][limit - 1]]
     with mock.patch.object(stored_ranking, "BOUND_BLOCKS", blocks):
         assert stored_ranking._best(totals, limit).tolist() == expected.tolist()
+
+
+@st.composite
+def _lone_term(draw) -> Postings:
+    """A term's postings: ascending distinct positions, few frequencies (many ties), lengths of either width."""
+    count = draw(st.integers(1, 300))  # a term is ranked only with postings
+    positions = np.cumsum(draw(st.lists(st.integers(1, 3), min_size=count, max_size=count)), dtype=np.int64)
+    frequencies = draw(st.lists(st.integers(1, draw(st.sampled_from([1, 3, 40]))), min_size=count, max_size=count))
+    lengths = draw(st.lists(st.integers(1, draw(st.sampled_from([5, 300]))), min_size=count, max_size=count))
+    return Postings(positions.astype(np.int32), np.array(frequencies, dtype=np.uint8),
+                    np.array(lengths, dtype=np.uint16))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(postings=_lone_term(), limit=st.integers(1, 25), sample=st.integers(1, 60),
+       term_idf=st.floats(0.01, 12.0), mean_length=st.floats(0.5, 400.0))
+def test_a_lone_term_s_top_k_is_the_exhaustive_one(postings: Postings, limit: int, sample: int, term_idf: float,
+                                                   mean_length: float) -> None:
+    """`_best_of_one` gives the postings scoring at least the limit-th best, ties included, ascending, with
+    their scores: what scoring every posting and cutting at the limit-th best gives, whichever first postings
+    bound the scores it skips."""
+    scores = contributions(term_idf, postings.frequencies, postings.lengths, mean_length)
+    keep = np.ones(len(scores), dtype=bool)
+    if len(scores) > limit:
+        keep = scores >= np.sort(scores)[::-1][limit - 1]
+    with mock.patch.object(stored_ranking, "REACH_SAMPLE", sample):
+        positions, found = stored_ranking._best_of_one(term_idf, postings, mean_length, limit)
+    assert positions.tolist() == postings.positions[keep].tolist()
+    assert found.tolist() == scores[keep].tolist()
 
 
 @pytest.mark.postgres
@@ -288,3 +322,21 @@ def test_a_long_lived_reader_keeps_a_bounded_number_of_filter_position_sets(tmp_
         kept = reader._retrieval._facets._kept[("positions",)]
         assert len(kept) == 2
         assert all(not positions.flags.writeable for positions in kept.values())
+
+
+def test_kept_postings_follow_the_commits(tmp_path: Path) -> None:
+    """The postings the index keeps for a repeated word are those of the revision it reads: after a commit
+    that changes them, the next answer is the new one (that of an index that keeps nothing)."""
+    path = tmp_path / "memory.sqlite"
+    with stratagate.open(path, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for number in range(5):
+            memory.add_event(f"card {number} budget", source_block_id=block_id)
+        before = [hit.id for hit in memory.search_events("budget")]
+        assert [hit.id for hit in memory.search_events("budget")] == before
+        added = memory.add_event("budget budget", source_block_id=block_id)
+        after = memory.search_events("budget")
+        assert added.id in [hit.id for hit in after] and added.id not in before
+        with mock.patch.object(stored_ranking, "KEPT_POSTINGS", 0):
+            assert _hits(memory.search_events("budget")) == _hits(after)

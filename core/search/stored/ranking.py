@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from stratagate.arrays import np
-from stratagate.search.bm25 import average_length, idf, unique_query_terms
+from stratagate.search.bm25 import K1, B, average_length, idf, unique_query_terms
 from stratagate.search.collation import locale_compare_key, sort_tied_runs
 from stratagate.search.postings import contributions
 from stratagate.search.stored.tables import Connect, chunks, driver_rows, index_exists, marks
@@ -33,6 +33,10 @@ class StoredEventIndex:
         its holder asks the backend again for the index of the new revision."""
         self._scratch = threading.local()
         """Each thread's array of a score per position (`_zeroed`)."""
+        self._kept_postings: tuple[int, dict[str, tuple[int, Postings]]] = (-1, {})
+        """(the index's revision, the (document frequency, postings) of the terms last asked at it, the most
+        recently asked last): see `KEPT_POSTINGS`."""
+        self._keeping = threading.Lock()
         self._names_from_events: bool | None = None if events_beside else False
         """Whether `ids` reads the events table's covering position index (decided at its first call when
         the events are in the index's database: the index is this package's addition to the v7 schema)."""
@@ -94,16 +98,28 @@ class StoredEventIndex:
                   terms: list[str]) -> tuple[int, int, list[tuple[int, Postings]]]:
         """(documents, total length, (document frequency, current postings) of each indexed query term in query
         order), the statistics and the terms read by one statement (a round trip on PostgreSQL)."""
+        kept_at, kept = self._kept_postings
+        known = [term for term in terms if term in kept]
+        blob = "t.postings"
+        known_values: tuple = ()
+        if known:  # their blobs are not read again at the revision they were kept at
+            known_matching, known_values = one_of(connection, known)
+            blob = f"CASE WHEN s.revision = ? AND t.term {known_matching} THEN NULL ELSE t.postings END"
+            known_values = (kept_at, *known_values)
         matching, values = one_of(connection, terms)
-        rows = driver_rows(connection, f"SELECT s.documents, s.total_length, t.term, t.count, t.pending, "
-                                       f"t.postings FROM search_index_state AS s LEFT JOIN search_terms AS t "
-                                       f"ON t.namespace = s.namespace AND t.count > 0 AND t.term {matching} "
-                                       f"WHERE s.namespace = ?", (*values, self.namespace), binary=True)
-        documents, total_length = rows[0][:2]
-        settled = {term: (count, pending, postings) for _d, _l, term, count, pending, postings in rows
+        rows = driver_rows(connection, f"SELECT s.documents, s.total_length, s.revision, t.term, t.count, "
+                                       f"t.pending, {blob} FROM search_index_state AS s LEFT JOIN search_terms "
+                                       f"AS t ON t.namespace = s.namespace AND t.count > 0 AND t.term {matching} "
+                                       f"WHERE s.namespace = ?", (*known_values, *values, self.namespace),
+                           binary=True)
+        documents, total_length, revision = rows[0][:3]
+        if revision != kept_at:
+            kept = {}
+        settled = {term: (count, pending, postings) for _d, _l, _r, term, count, pending, postings in rows
                    if term is not None}
+        current = {term: kept[term] for term in settled if term in kept}
         # `pending` counts the change rows written since the blob was settled (at least): 0 means none.
-        changed = [term for term, (_count, pending, _postings) in settled.items() if pending]
+        changed = [term for term, (_count, pending, _postings) in settled.items() if pending and term not in current]
         overlay: dict[str, list[Any]] = defaultdict(list)
         if changed:
             for term, position, frequency, length in driver_rows(
@@ -111,8 +127,29 @@ class StoredEventIndex:
                                 f"WHERE namespace = ? AND term IN ({marks(len(changed))})",
                     (self.namespace, *changed)):
                 overlay[term].append((position, frequency, length))
-        return documents, total_length, [(settled[term][0], merge(bytes(settled[term][2]), overlay.get(term, [])))
-                                         for term in terms if term in settled]
+        for term, (count, _pending, postings) in settled.items():
+            if term not in current:
+                current[term] = (count, merge(bytes(postings), overlay.get(term, [])))
+        self._keep(revision, kept, terms, current)
+        return documents, total_length, [current[term] for term in terms if term in current]
+
+    def _keep(self, revision: int, kept: dict[str, tuple[int, Postings]], terms: list[str],
+              current: dict[str, tuple[int, Postings]]) -> None:
+        """Keep the terms' postings for the revision, the most recently asked last, dropping the least recently
+        asked beyond `KEPT_POSTINGS` postings."""
+        with self._keeping:
+            kept_at, held = self._kept_postings
+            if kept_at != revision:
+                held = {}
+            for term in terms:
+                if term in current and len(current[term][1]) <= KEPT_POSTINGS:
+                    held.pop(term, None)
+                    current[term][1].freeze()
+                    held[term] = current[term]
+            total = sum(len(postings) for _count, postings in held.values())
+            while total > KEPT_POSTINGS:
+                total -= len(held.pop(next(iter(held)))[1])
+            self._kept_postings = (revision, held)
 
     def _zeroed(self, size: int) -> np.ndarray:
         """`size` zeros to sum scores in, in an array this thread's later queries use again: a fresh one as
@@ -152,10 +189,21 @@ class StoredEventIndex:
         return [found[position] for position in positions.tolist()]
 
 
+KEPT_POSTINGS = 1_000_000
+"""Postings of the terms last asked that the index keeps for its revision (about 7 MB of packed columns and
+positions): a repeated query, or another with a word in common, does not read and decode a word's blob again
+(a word in nearly every card: 100k postings at 100k events)."""
 SPARSE_BELOW = 1 / 16
 """Postings per document position under which the scores are summed over the postings' own positions."""
 BOUND_BLOCKS = 1024
 """Blocks whose maxima bound the limit-th best score from below (`_best`)."""
+REACH_SAMPLE = 1024
+"""A lone term's first postings whose limit-th best score bounds the final one from below (`_reachable`), when
+it has more than twice as many."""
+REACH_FREQUENCIES = 1 << 16
+"""The highest frequency for which `_reachable` tabulates the longest length reaching its bound."""
+REACH_SLACK = 1e-9
+"""Relative margin on that longest length for the rounding of the floats on either side (a few ulps)."""
 SCORED_AT_ONCE = 8192
 """Postings scored at a time. Their temporaries stay small: in the CPU cache, and reused from the allocator's
 free lists rather than fresh pages the kernel must fault in and zero, which cost more than the arithmetic."""
@@ -212,11 +260,14 @@ def _summed(held: list[tuple[float, Postings]], mean_length: float,
 def _best_of_one(term_idf: float, postings: Postings, mean_length: float,
                  limit: int) -> tuple[np.ndarray, np.ndarray]:
     """(positions, scores), ascending, of a lone term's postings scoring at least the limit-th best (ties
-    included), without an array of every score: a part keeps only what reaches the limit-th best of the
-    postings kept so far, a lower bound of the final one."""
+    included). Of many postings, only those that can reach it are scored (`_reachable`)."""
+    if len(postings) > REACH_SAMPLE * 2 and term_idf > 0:
+        postings = postings.take(_reachable(term_idf, postings, mean_length, limit))
     positions: list[np.ndarray] = []
     scores: list[np.ndarray] = []
     bound, kept = 0.0, 0
+    # A part keeps only what reaches the limit-th best of the postings kept so far, a lower bound of the
+    # final one, so there is no array of every score.
     for _start, part, part_scores in _scored_parts(term_idf, postings, mean_length):
         keep = np.flatnonzero(part_scores >= bound if bound > 0 else part_scores)
         positions.append(part.positions[keep])
@@ -228,6 +279,34 @@ def _best_of_one(term_idf: float, postings: Postings, mean_length: float,
             positions, scores, kept = [best_positions], [best_scores], len(best_positions)
             bound = float(best_scores.min())
     return np.concatenate(positions), np.concatenate(scores)
+
+
+def _reachable(term_idf: float, postings: Postings, mean_length: float, limit: int) -> np.ndarray:
+    """The indices, ascending, of a lone term's postings whose contribution can reach the limit-th best of
+    its first `REACH_SAMPLE` postings: a lower bound of the final limit-th best, so every posting that reaches
+    that one (ties included) is among them. Found by integer comparisons, without scoring each posting.
+
+    A contribution rises with the frequency and falls with the length, so for each frequency there is a
+    longest length that reaches the bound: where the denominator `f + K1 * (1 - B + B * length / mean)`
+    reaches `idf * f * (K1 + 1) / bound`. That longest length is solved for in floats, then widened by a
+    relative `REACH_SLACK` and one more length, so that the rounding of either side never leaves out a
+    posting: the postings kept are a superset, scored exactly afterwards."""
+    sample = contributions(term_idf, postings.frequencies[:REACH_SAMPLE], postings.lengths[:REACH_SAMPLE],
+                           mean_length)
+    most = int(postings.frequencies.max())
+    if len(sample) < limit or most > REACH_FREQUENCIES:
+        return np.arange(len(postings))
+    bound = float(np.partition(sample, len(sample) - limit)[len(sample) - limit])
+    frequencies = np.arange(most + 1, dtype=np.float64)
+    longest = ((term_idf * frequencies * (K1 + 1) / bound - frequencies) / K1 - (1 - B)) * mean_length / B
+    longest += np.abs(longest) * REACH_SLACK + 1
+    longest = np.floor(np.clip(longest, -1, np.iinfo(np.int64).max // 2)).astype(np.int64)
+    # The longest length rises with the frequency: the frequencies below the first whose longest length
+    # reaches the shortest posting cannot reach the bound, and are left out by one pass over the frequencies
+    # (most of a frequent word's postings, without looking their frequency up).
+    fewest = int(np.argmax(longest >= int(postings.lengths.min())))
+    candidates = np.flatnonzero(postings.frequencies >= fewest)
+    return candidates[postings.lengths[candidates] <= longest[postings.frequencies[candidates]]]
 
 
 def _scored_at(places: np.ndarray | None, totals: np.ndarray,

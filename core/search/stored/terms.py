@@ -44,6 +44,11 @@ class Postings:
         """The postings a slice, a mask or an index array selects."""
         return Postings(self.positions[selector], self.frequencies[selector], self.lengths[selector])
 
+    def freeze(self) -> None:
+        """Make the columns read-only: the postings are kept and shared by later queries."""
+        for column in (self.positions, self.frequencies, self.lengths):
+            column.flags.writeable = False
+
     def triples(self) -> np.ndarray:
         """The postings as int32 (position, frequency, length) rows (the element index keeps its blobs so)."""
         if self._rows is not None:
