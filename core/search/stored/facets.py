@@ -212,8 +212,9 @@ class StoredFacets:
             sql = (f"SELECT position FROM search_events WHERE namespace = ? "
                    f"ORDER BY chronology_key{direction}, position")
             order = ordered_positions(connection, sql, (self.namespace,))
-        places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int64)
-        places[order] = np.arange(len(order))
+        # int32: a subset's places are sorted for each query with words and a filter, twice as fast as int64.
+        places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int32)
+        places[order] = np.arange(len(order), dtype=np.int32)
         return places
 
     def _kept_for(self, connection: Connection, key: tuple, compute: Callable[[], object]) -> object:

@@ -47,13 +47,14 @@ def fused_head(index: StoredEventIndex, facets: StoredFacets, query: str, subset
             return None
         places = facets.places(connection, temporal_intent, turn)
         member_places = places[members]
-        # The first `depth` of the structured order as a set (places are distinct), then every place in order.
+        ordered_places = np.sort(member_places)
+        # The first `depth` of the structured order, as a set: the members at the first `depth` places (places
+        # are distinct).
         structured_head = (members if len(members) <= depth
-                           else members[np.argpartition(member_places, depth - 1)[:depth]])
-        member_places = np.sort(member_places)
+                           else members[member_places <= ordered_places[depth - 1]])
         bm25 = _Bm25Order(*index.unordered(connection, query, members))
         candidates = np.array(sorted({*structured_head.tolist(), *bm25.head(depth).tolist()}), dtype=np.int64)
-        structured = np.searchsorted(member_places, places[candidates]).tolist()
+        structured = np.searchsorted(ordered_places, places[candidates]).tolist()
         runs = bm25.runs(candidates)
         # Each candidate's worst and best possible score: its BM25 rank at the end or the start of its run.
         worst = sorted((_score(None if run is None else run[1] - 1, at)

@@ -57,7 +57,10 @@ def position_set(connection: Connection, sql: str, values: tuple | list) -> np.n
     text = driver_rows(connection, f"SELECT {join} FROM ({sql}) AS selected", values)[0][0]
     if not text:
         return np.zeros(0, dtype=np.int64)
-    found = np.sort(np.fromstring(text, dtype=np.int64, sep=","))
+    found = np.fromstring(text, dtype=np.int64, sep=",")
+    if np.all(found[1:] > found[:-1]):  # as an index read them (one participant's): already a sorted set
+        return found
+    found.sort()
     return found[np.concatenate(([True], found[1:] != found[:-1]))]
 
 
