@@ -144,12 +144,12 @@ class SqlBackend:
         self._held: Connection | None = None
         """The connection of an `exclusive` block: every read and write inside the block runs on it."""
         self._shared = threading.local()
+        """This thread's connection of a `shared_read` block (`connection`): every read inside runs on it."""
         self._counts_kept = counts_kept and legacy is None
         """Whether the database holds the threads' block counts (`thread_blocks`; never a v5/v6 file)."""
         self._tallied: tuple[str, str | None, int, int] | None = None
         """(namespace, thread, its block count, the highest sequence) of the last `block_tally`: the seal that
         follows stores its thread's new count in its commit."""
-        """This thread's connection of a `shared_read` block (`connection`): every read inside runs on it."""
         self._inactive_indexed = False
         """Whether `events_inactive_idx` is known to be there (`_ensure_inactive_index`)."""
 
@@ -369,8 +369,7 @@ class SqlBackend:
                 stored_facts.drop_namespace(connection, namespace)
             for table in reversed(schema.metadata.sorted_tables):
                 connection.execute(delete(table).where(table.c.namespace == namespace))
-            if self._counts_kept or thread_blocks.exists(connection):
-                thread_blocks.forget(connection, namespace)
+            self._forget_thread_counts(connection, namespace)
             self._tallied = None
         now = now_utc8()
         connection.execute(
@@ -514,10 +513,14 @@ class SqlBackend:
             thread_blocks.keep(connection, namespace, tallied[1], tallied[2] + 1, tallied[3] + 1, blocks[0]["id"],
                                create=not self._counts_kept)
             return True
-        if self._counts_kept or thread_blocks.exists(connection):
-            thread_blocks.forget(connection, namespace)
-            return True
-        return False
+        return self._forget_thread_counts(connection, namespace)
+
+    def _forget_thread_counts(self, connection: Connection, namespace: str) -> bool:
+        """Drop the namespace's block counts where the table is there; returns whether it is."""
+        if not (self._counts_kept or thread_blocks.exists(connection)):
+            return False
+        thread_blocks.forget(connection, namespace)
+        return True
 
     def _cached_documents_before(self, namespace: str, revision: int, keys: list[str]) -> dict[str, Any] | None:
         """In a commit to a v5/v6 file whose outside index this backend holds at `revision`, before its writes:
