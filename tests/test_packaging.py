@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,34 @@ def test_bundle_ships_the_command_line_that_writes_and_verifies_a_memory(bundle:
     missing = run_app(command_line, "journal", "verify", str(tmp_path / "missing.sqlite"), home=tmp_path / "home")
     assert missing.returncode == 2
     assert "Traceback" not in missing.stderr
+
+
+def project_data_files() -> set[str]:
+    """Every non-Python file the three packages ship (the prompts, the demo, fonts, icons, styles), as installed."""
+    package_dirs = tomllib.loads((PROJECT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    files = set()
+    for package, folder in package_dirs.items():
+        for path in (PROJECT / folder).rglob("*"):
+            if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+                files.add("/".join((package, *path.relative_to(PROJECT / folder).parts)))
+    return files
+
+
+@pytest.mark.slow
+def test_wheel_holds_every_project_module_and_data_file(tmp_path: Path):
+    # An editable install maps whole folders, so a package left out of pyproject's list goes unnoticed
+    # until someone installs the wheel.
+    completed = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(PROJECT)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    [wheel] = tmp_path.glob("stratagate-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+               for name in names if name.endswith(".py")}
+    assert project_modules() - modules == set()
+    assert project_data_files() - names == set()
 
 
 def test_desktop_entry_launches_the_app_with_its_icon_for_sqlite_files():
