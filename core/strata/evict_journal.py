@@ -228,23 +228,31 @@ class EvictionRun:
 
     def _finish(self) -> None:
         self._rewriter.shutdown()
-        self._syncer.shutdown()
-        if self._writeback is not None:
-            self._writeback.join()
         if self._handle is None:
+            self._syncer.shutdown()
             return
         assert self._rows is not None
         try:
             for future, _batch, _folders in self._handed:
                 future.result()  # a failed rewrite leaves the journal for the next lock holder
-            sync_filesystem(self._journal.parent)
         except BaseException:
             self._abandon()
             raise
+        # Every blob is written (not yet durable) and the skipped files are known: the rows are committed
+        # in the sync thread while this one waits for the final `syncfs`. Committing first is safe because
+        # the journal stays until both are done: the next lock holder restores any blob from it and adds
+        # only the rows that are missing.
+        committed = self._syncer.submit(self._rows.commit, self._not_archived)
+        self._syncer.shutdown(wait=False)
         try:
-            self._rows.commit(drop_ids=self._not_archived)
+            if self._writeback is not None:
+                self._writeback.join()
+            sync_filesystem(self._journal.parent)
         finally:
-            self._handle.close()
+            try:
+                committed.result()
+            finally:
+                self._handle.close()
         self._journal.unlink()
 
     def _abandon(self) -> None:

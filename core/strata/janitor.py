@@ -42,6 +42,7 @@ from stratagate.strata.fsutil import (
     FolderDescriptors,
     move_without_overwrite,
     rename_at_no_replace,
+    reserve_descriptor_table,
     temp_path,
 )
 from stratagate.strata.paths import canonical_relative_path
@@ -304,6 +305,8 @@ def apply_evict(
         pending = _pending(plan)
         largest_batch = _evict_batch_files()
         batch_files = min(EVICT_EDGE_BATCH_FILES, largest_batch)
+        # Two batches are open at a time, each with a descriptor per file and at most one per folder.
+        reserve_descriptor_table(4 * min(len(pending), largest_batch) + 64)
         planned_by_path = {result.path: result for result in plan}
         try:
             with EvictionRun(store.evict_journal_file, shadow) as run:

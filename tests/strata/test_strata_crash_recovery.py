@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import subprocess
 import sys
 import textwrap
 
-from stratagate.strata import StrataStore, Tier, janitor
+import pytest
+
+from stratagate.strata import StrataStore, Tier, evict_journal, janitor
 from stratagate.strata.cascade import read
 from stratagate.strata.search import search
 
@@ -56,3 +59,41 @@ def test_journal_left_unfinished_before_any_file_moved_is_discarded(store: Strat
     assert not store.evict_journal_file.exists()
     assert (store.cooled_root / "a.md").read_text() == "alpha"
     assert list(store.archive_root.iterdir()) == []
+
+
+def test_final_sync_failing_after_the_rows_committed_is_finished_by_the_next_lock_holder(
+    store: StrataStore, write_file, monkeypatch
+):
+    # The rows are committed while the final `syncfs` runs: when that fails, the journal stays and the
+    # next lock holder completes the run without adding a second row per file.
+    texts = {f"notes/{number:02d}.md": f"note {number} about okapis\n" for number in range(6)}
+    for path, text in texts.items():
+        write_file(store.cooled_root, path, text)
+    plan = janitor.plan_evict(store)
+
+    def failing_sync(_path):
+        raise OSError(errno.EIO, "simulated write-back error")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(evict_journal, "sync_filesystem", failing_sync)
+        with pytest.raises(OSError, match="simulated"):
+            janitor.apply_evict(store, plan)
+    assert store.evict_journal_file.exists()
+    shadow = store.shadow()
+    try:
+        assert shadow.count() == 6  # committed while the final sync ran
+    finally:
+        shadow.close()
+    assert store.evict_journal_file.exists()
+
+    janitor.plan_evict(store)  # any lock holder recovers first
+
+    assert not store.evict_journal_file.exists()
+    assert store.list_files(Tier.COOLED) == []
+    assert store.counts()["archived"] == 6
+    shadow = store.shadow()
+    try:
+        assert sorted(entry.original_path for entry in shadow.all()) == sorted(texts)
+    finally:
+        shadow.close()
+    assert len(search(store, "okapis", top_k=20)) == 6
