@@ -196,7 +196,7 @@ class EventTemporal:
 
     def copy(self) -> EventTemporal:
         """A copy sharing no mutable value with this one, as `from_record(to_record())` makes but cheaper."""
-        values = dict(self.__dict__)
+        values = self.__dict__.copy()
         for attr, value in values.items():
             if value is not None and type(value) is not str:
                 values[attr] = _copied(value) if value else type(value)()
@@ -216,8 +216,12 @@ def _copied(value: Any) -> Any:
     """`copy.deepcopy` of a JSON value, without its cost for the texts and lists of texts temporals hold."""
     if value is None or type(value) is str:
         return value
-    if type(value) is list and all(type(item) is str for item in value):
-        return list(value)
+    if type(value) is list:
+        copied = value.copy()
+        for item in copied:  # a loop, not all(...): a search copies its hits' lists, most of them short
+            if type(item) is not str:
+                return copy.deepcopy(value)
+        return copied
     return copy.deepcopy(value)
 
 
@@ -283,11 +287,13 @@ class Event:
     def copy(self) -> Event:
         """A copy sharing no mutable value with this event (what a fetch by id returns), without the records'
         round trip."""
-        values = dict(self.__dict__)
-        values.update(tags=list(self.tags), quotes=list(self.quotes),
-                      source_message_ids=list(self.source_message_ids), temporal=self.temporal.copy(),
-                      weight=object.__new__(EventWeight))
-        values["weight"].__dict__ = dict(self.weight.__dict__)
+        values = self.__dict__.copy()
+        values["tags"] = list(self.tags)
+        values["quotes"] = list(self.quotes)
+        values["source_message_ids"] = list(self.source_message_ids)
+        values["temporal"] = self.temporal.copy()
+        weight = values["weight"] = object.__new__(EventWeight)
+        weight.__dict__ = self.weight.__dict__.copy()
         copied = object.__new__(Event)
         copied.__dict__ = values
         return copied
