@@ -202,6 +202,12 @@ def _fused(rankings: list[tuple[str, list[str]]], limit: int, explain: bool,
     return rows, [hit.id for hit in fused[limit:]]
 
 
+def _copied_hits(kept: list[tuple[str, float, HitExplanation | None]], events: dict[str, Event]) -> SearchHits[EventHit]:
+    """Hits of kept events: each search gets copies, so a caller changing one changes no later answer."""
+    return SearchHits([EventHit(events[item].copy(), score, explanation) for item, score, explanation in kept
+                       if item in events])
+
+
 def _no_explainer(_ids: list[str]) -> dict[str, ExplainedHit]:
     return {}
 
@@ -462,6 +468,10 @@ class Retrieval:
         happened_to = _optional_text(happened_to, "happened_to")
         tokens = search_tokens(query)
         stored = self._stored_index()
+        if stored is not None and not (tokens or wanted or type_wanted or happened_from or happened_to or explain):
+            unchanged = self._unchanged_empty_answer(stored, temporal_intent, size)
+            if unchanged is not None:
+                return unchanged
         if stored is not None:
             # One read transaction for the index, the filters and the hits (each one a round trip or more on
             # PostgreSQL), begun once the index is there.
@@ -483,6 +493,18 @@ class Retrieval:
         kept, _cut = _fused([("bm25", [key for key, _score in ranked])], size, False, _no_explainer)  # type: ignore[misc]
         events = self._memory.get_events([item for item, _score, _explanation in kept])
         return SearchHits(EventHit(event, score) for event, (_item, score, _explanation) in zip(events, kept, strict=True))
+
+    def _unchanged_empty_answer(self, index: StoredEventIndex, temporal_intent: Any,
+                                size: int) -> SearchHits[EventHit] | None:
+        """The answer of a query without words or filters kept with its index's revision, when the storage
+        tells without a read that nothing was committed since (the app repeats its list's query): no
+        connection, no transaction, only copies of the kept events. None when it must be searched."""
+        kept = self._stored_facets(index).unchanged_head_and_hits(ALL, temporal_intent, self._memory.current_turn,
+                                                                  size)
+        if kept is None:
+            return None
+        head, events = kept
+        return _copied_hits(_fused([("structured", head)], size, False, _no_explainer)[0], events)
 
     def _search_stored_events(self, index: StoredEventIndex, query: str, tokens: list[str], size: int,
                               temporal_intent: Any, wanted: list[str], type_wanted: str, happened_from: str | None,
@@ -608,9 +630,7 @@ class Retrieval:
             with self._memory.backend.last_read():
                 return {event.id: event for event in self._memory.get_events(ids)}
 
-        events: dict[str, Event] = facets.kept_for_revision("hit events", ids, fetched)
-        return SearchHits([EventHit(events[item].copy(), score, explanation) for item, score, explanation in kept
-                           if item in events])
+        return _copied_hits(kept, facets.kept_for_revision("hit events", ids, fetched))
 
     def _search_events(self, query: str, tokens: list[str], size: int, temporal_intent: Any, wanted: list[str],
                        type_wanted: str, happened_from: str | None, happened_to: str | None,

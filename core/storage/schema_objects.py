@@ -1,9 +1,11 @@
 """Schema objects StrataGate did not create: triggers, views, and extra indexes on its tables.
 
 A trigger runs inside every write: one `AFTER UPDATE ON memory_spaces … DELETE FROM events` loses the whole
-memory at the first commit, silently. StrataGate creates no trigger and no view in any schema version, and
-only the indexes its table definitions name, so a writable open compares the database with those and refuses
-to write beside anything else, naming it (a read-only open fires nothing and is allowed).
+memory at the first commit, silently. StrataGate creates no view in any schema version, only the indexes its
+table definitions name, and one trigger, on PostgreSQL only, whose function does nothing but notify readers
+(`revision_notify`: accepted only with exactly that function's body). So a writable open compares the
+database with those and refuses to write beside anything else, naming it (a read-only open fires nothing and
+is allowed).
 
 `unexpected_objects` is the one check. It takes what is expected, so a file kept in an older schema (v5/v6,
 written in its own schema) is checked against that schema's indexes: see `expected_indexes`.
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, MetaData
 
 from stratagate import journal
-from stratagate.storage import fact_search_tables, schema, search_tables, thread_blocks
+from stratagate.storage import fact_search_tables, revision_notify, schema, search_tables, thread_blocks
 
 V7_METADATA = (schema.metadata, schema.postgres_metadata, journal.metadata, search_tables.search_metadata,
                fact_search_tables.fact_search_metadata, thread_blocks.metadata)
@@ -49,6 +51,9 @@ def unexpected_objects(
     for kind, name, table in rows:
         if kind == "index" and (table not in tables or name in indexes):
             continue
+        if (kind, name, table) == ("trigger", revision_notify.TRIGGER, "memory_spaces") and \
+                connection.dialect.name == "postgresql" and revision_notify.installed(connection):
+            continue  # this package's own: it only notifies readers of a commit
         found.append(f"{kind} {name}" if kind == "view" else f"{kind} {name} (on {table})")
     return found
 

@@ -64,6 +64,7 @@ from stratagate.storage import (
     files,
     migrations,
     records,
+    revision_notify,
     schema,
     schema_objects,
     search_cache,
@@ -71,6 +72,7 @@ from stratagate.storage import (
     thread_blocks,
 )
 from stratagate.storage.backend import CHANGE_SECTION_KEYS, ELEMENT_FACTS, ChangeSet, Record
+from stratagate.storage.change_watch import ChangeWatch, SqliteChangeWatch, Unchanging
 from stratagate.storage.driver import begin_deferred, defer_begin, driver_rows, end_with_next
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
@@ -104,6 +106,10 @@ SNAPSHOT_SECTIONS = (
 class SqlBackend:
     """A StrataGate database on SQLite or PostgreSQL (see the module docstring)."""
 
+    writes_in_process = 0
+    """Write transactions ended by any backend of this process (`change_marker`): another open's commit in
+    this process is seen at once, before its notification arrives."""
+
     def __init__(
         self,
         engine: Engine,
@@ -119,6 +125,7 @@ class SqlBackend:
         identity: str | None = None,
         legacy: LegacySchema | None = None,
         counts_kept: bool = False,
+        changes: ChangeWatch | None = None,
     ):
         self.engine = engine
         self.location = location
@@ -152,6 +159,8 @@ class SqlBackend:
         follows stores its thread's new count in its commit."""
         self._inactive_indexed = False
         """Whether `events_inactive_idx` is known to be there (`_ensure_inactive_index`)."""
+        self._changes = changes
+        """`change_marker`'s source: a value that moves with every commit, read without a transaction."""
 
     @property
     def file_sha256(self) -> str | None:
@@ -615,6 +624,17 @@ class SqlBackend:
         finally:
             end_with_next(connection, None)
 
+    def change_marker(self) -> object | None:
+        """A value equal to one read earlier only if no commit changed the database in between, read without a
+        transaction (what lets a kept answer skip confirming its revision). None when that cannot be told so,
+        or inside an exclusive block or a `shared_read`, whose snapshot may be older than the value."""
+        if self._changes is None or self._held is not None or self._shared_connection() is not None:
+            return None
+        # Read first: a write of this process moves the marker as it ends, before its notification arrives.
+        writes = SqlBackend.writes_in_process
+        marker = self._changes.marker()
+        return None if marker is None else (writes, marker)
+
     def _shared_connection(self) -> Connection | None:
         """This thread's connection of a `shared_read` block, if it is in one."""
         return getattr(self._shared, "connection", None)
@@ -690,6 +710,8 @@ class SqlBackend:
             raise StorageWriteError(
                 f"{self.location}: write to {namespace!r} rejected, nothing was written: {detail}"
             ) from error
+        finally:
+            SqlBackend.writes_in_process += 1
 
     # -- search index --------------------------------------------------------------------------------------
 
@@ -699,12 +721,14 @@ class SqlBackend:
         v5/v6 file must hold only what the reference wrote, which would not keep an index current."""
         with self._reading() as connection:
             if stored.is_current(connection, namespace):
-                return stored.StoredEventIndex(self._reading, namespace, events_beside=True)
+                return stored.StoredEventIndex(self._reading, namespace, events_beside=True,
+                                               change_marker=self.change_marker)
         if not self.read_only and self.legacy is None:
             with self._writing(namespace) as connection:
                 if not stored.is_current(connection, namespace):
                     self._build_search_index(connection, namespace, progress)
-            return stored.StoredEventIndex(self._reading, namespace, events_beside=True)
+            return stored.StoredEventIndex(self._reading, namespace, events_beside=True,
+                                           change_marker=self.change_marker)
         space = self.load_space(namespace)
         revision = -1 if space is None else space["revision"]
         if self._cached_index is None or self._cached_state != (namespace, revision):
@@ -753,6 +777,8 @@ class SqlBackend:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._changes is not None:
+            self._changes.close()
         for cached in (self._cached_index, self._cached_fact_index):
             if cached is not None:
                 cached.close()
@@ -954,6 +980,8 @@ def _prepare_sqlite(
         identity=identity,
         legacy=legacy,
         counts_kept=counts_kept,
+        # A read-only open reads the file in immutable mode or a private copy: nothing commits to either.
+        changes=Unchanging() if read_only else SqliteChangeWatch(path, timeout),
     )
 
 
@@ -1126,6 +1154,8 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
         raise
     if version is not None and version > schema.SCHEMA_VERSION:
         read_only = True
+    if not read_only:
+        revision_notify.install(engine)
     return SqlBackend(
         engine,
         location=location,
@@ -1133,6 +1163,7 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
         schema_version=version or schema.SCHEMA_VERSION,
         notice=notice,
         counts_kept=thread_blocks.TABLE in tables,
+        changes=revision_notify.PostgresChangeWatch(engine),
     )
 
 

@@ -21,6 +21,7 @@ Ties keep section order (position), the candidate order the reference's stable s
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,13 @@ class StoredFacets:
         """What the queries of one revision share (see `_kept_for`)."""
         self._revision_in: tuple[object, int] = (None, -1)
         """(the read transaction, the index's revision in it): a search asks several times in one."""
+        self._change_marker = index.change_marker
+        self._confirmed: tuple[object, int] | None = None
+        """(a change marker, a revision read after it): while the marker stays, the index is at that revision."""
+        self._marked = threading.local()
+        """This thread's `marker`, read before its next revision read (`unchanged_head_and_hits`)."""
+        self._keeping = threading.Lock()
+        """`_kept_at`, `_kept` and `_confirmed` change together (the app searches from two threads)."""
 
     # filters -----------------------------------------------------------------------------------------------
     def with_participants(self, wanted: list[str]) -> Subset:
@@ -157,6 +165,23 @@ class StoredFacets:
         head = heads.get(_head_key(subset, temporal_intent, turn, top)) if heads else None
         return head is not None and events is not None and tuple(head) in events
 
+    def unchanged_head_and_hits(self, subset: Subset, temporal_intent: object, turn: int,
+                                top: int) -> tuple[list[str], dict[str, Any]] | None:
+        """(the head, its hits' events) as `head_and_hits_kept` finds them, when the storage's change marker
+        tells without a read that no commit moved the index since its revision was read: then the query reads
+        nothing. None otherwise; this thread's next revision read is then confirmed by the marker read now."""
+        marker = self._change_marker()
+        if marker is not None:
+            with self._keeping:
+                kept = self._kept if self._confirmed == (marker, self._kept_at) else {}
+            heads, events = kept.get(("heads",)), kept.get(("hit events",))
+            head = heads.get(_head_key(subset, temporal_intent, turn, top)) if heads else None
+            found = events.get(tuple(head)) if head is not None and events is not None else None
+            if found is not None:
+                return head, found
+        self._marked.marker = marker
+        return None
+
     def kept_for_revision(self, name: str, key: object, compute: Callable[[], Any]) -> Any:
         """`compute()` for `key`, kept for the index's revision among the last `KEPT_HEADS` keys asked under
         `name`, as the heads are (what a query without words reads after its head is kept with it)."""
@@ -220,11 +245,13 @@ class StoredFacets:
     def _kept_for(self, connection: Connection, key: tuple, compute: Callable[[], object]) -> object:
         """`compute()`, kept until the index moves to another revision."""
         revision = self._revision(connection)
-        if self._kept_at != revision:
-            self._kept_at, self._kept = revision, {}
-        if key not in self._kept:
-            self._kept[key] = compute()
-        return self._kept[key]
+        with self._keeping:
+            if self._kept_at != revision:
+                self._kept_at, self._kept = revision, {}
+            kept = self._kept
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
 
     def _recently_asked(self, connection: Connection, name: str, key: object, bound: int,
                         compute: Callable[[], Any]) -> Any:
@@ -295,10 +322,15 @@ class StoredFacets:
     def _revision(self, connection: Connection) -> int:
         transaction, revision = self._revision_in
         if transaction is None or transaction is not connection.get_transaction():
+            # A marker read before this transaction began is confirmed by the revision it sees.
+            marker, self._marked.marker = getattr(self._marked, "marker", None), None
             revision = driver_rows(connection, "SELECT revision FROM search_index_state WHERE namespace = ?",
                                    (self.namespace,))[0][0]
             # The transaction is held, so that no later one can be this object.
             self._revision_in = (connection.get_transaction(), revision)
+            if marker is not None:
+                with self._keeping:
+                    self._confirmed = (marker, revision)
         return revision
 
     def _weight_head(self, connection: Connection, subset: Subset, turn: int, top: int) -> list[str]:

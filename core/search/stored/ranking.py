@@ -21,13 +21,20 @@ from stratagate.search.stored.terms import Postings, merge
 from stratagate.storage.driver import one_of
 
 
+def _unknown() -> None:
+    return None
+
+
 class StoredEventIndex:
     """BM25 over the stored index of one namespace, through `connect()` (a read transaction)."""
 
     def __init__(self, connect: Connect, namespace: str, *, follows_commits: bool = True,
-                 events_beside: bool = False):
+                 events_beside: bool = False, change_marker: Callable[[], object | None] | None = None):
         self.connect = connect
         self.namespace = namespace
+        self.change_marker = change_marker or _unknown
+        """A value equal to one read earlier only if no commit changed the database in between, read without
+        a transaction; None when that cannot be told so (the storage's `change_marker`)."""
         self.follows_commits = follows_commits
         """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
         its holder asks the backend again for the index of the new revision."""
