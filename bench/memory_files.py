@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -28,9 +29,11 @@ BLOCKS = 20
 EVENTS_PER_COMMIT = 5000
 FORMAT = 1
 """Bump when the generated content changes, so cached files are rebuilt."""
-MEMORY_FORMAT = 2
-"""`FORMAT` for the memory files; also bumped when their index's layout changes (2: packed postings blobs), so a
-checkout that cannot read the new layout keeps reading the files it built."""
+MEMORY_FORMAT = 3
+"""`FORMAT` for the memory files; also bumped when their index's layout changes (2: packed postings blobs, 3: the
+participants' name terms), so a checkout that cannot read the new layout keeps reading the files it built. A
+missing file is copied from the previous format's when that one is there (same events), and its index
+brought up to date by a writable open, instead of built from nothing."""
 
 
 def cache_directory() -> Path:
@@ -74,6 +77,13 @@ def memory_file(size: int) -> Path:
     building = path.with_suffix(".building")
     for leftover in building.parent.glob(building.name + "*"):
         leftover.unlink()
+    previous = cache_directory() / f"memory-{size}-v{MEMORY_FORMAT - 1}.sqlite"
+    if previous.exists():
+        print(f"bench: bringing {previous} up to date in {path} (once)", file=sys.stderr, flush=True)
+        shutil.copyfile(previous, building)
+        with open_backend(building) as backend:
+            backend.event_search_index(NAMESPACE)
+        return publish(building, path)
     print(f"bench: building a {size:,}-event memory in {path} (once)", file=sys.stderr, flush=True)
     with stratagate.open(building, NAMESPACE, block_turn_size=1) as memory:
         for turn in range(BLOCKS):

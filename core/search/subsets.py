@@ -16,6 +16,9 @@ class Subset:
     direct: str | None = None
     """A SELECT of the subset's positions (repeats allowed) with the same `values`, cheaper than the condition
     when the subset is read on its own (the event index's filters give one)."""
+    names: tuple[tuple[str, ...], ...] | None = None
+    """For a participants filter alone: its groups of matching names (a candidate names one of each group's),
+    whose positions the event index also keeps as terms."""
 
 
 ALL = Subset("1 = 1")

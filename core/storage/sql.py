@@ -719,14 +719,20 @@ class SqlBackend:
         """The namespace's persistent event search index. Built once when missing: into the database when it
         is writable v7 (then kept current by every commit), else into the outside cache (`search_cache`): a
         v5/v6 file must hold only what the reference wrote, which would not keep an index current."""
+        writable = not self.read_only and self.legacy is None
         with self._reading() as connection:
-            if stored.is_current(connection, namespace):
-                return stored.StoredEventIndex(self._reading, namespace, events_beside=True,
-                                               change_marker=self.change_marker)
-        if not self.read_only and self.legacy is None:
+            found = stored.current_format(connection, namespace)
+        # An index of the format before name terms is read as it is, and given them where it may be written.
+        if found == stored.INDEX_FORMAT or (found is not None and not writable):
+            return stored.StoredEventIndex(self._reading, namespace, events_beside=True,
+                                           change_marker=self.change_marker)
+        if writable:
             with self._writing(namespace) as connection:
-                if not stored.is_current(connection, namespace):
+                found = stored.current_format(connection, namespace)
+                if found is None:
                     self._build_search_index(connection, namespace, progress)
+                elif found != stored.INDEX_FORMAT:
+                    stored.add_name_terms(connection, namespace)
             return stored.StoredEventIndex(self._reading, namespace, events_beside=True,
                                            change_marker=self.change_marker)
         space = self.load_space(namespace)

@@ -18,6 +18,7 @@ from sqlalchemy import select, update
 from stratagate.search import stored
 from stratagate.search.documents import event_search_fields
 from stratagate.search.index import InvertedIndex
+from stratagate.search.stored import tables as stored_tables
 from stratagate.search.stored import terms as stored_terms
 from stratagate.search.stored import writes as stored_writes
 from stratagate.storage import search_tables
@@ -210,3 +211,78 @@ def test_an_index_left_behind_by_a_writer_that_does_not_keep_it_is_rebuilt(tmp_p
         assert [key for key, _ in backend.event_search_index(NS).rank("Zeppelin")] == [event_id]
     with open_backend(path, read_only=True) as forensic:
         assert [key for key, _ in forensic.event_search_index(NS).rank("Zeppelin")] == [event_id]
+
+
+NAMES = ["Alice", "bob", "Carol", "张伟"]
+named_operations = st.lists(
+    st.tuples(st.sampled_from(["write", "write", "retitle", "forget", "delete"]), st.sampled_from(KEYS[:8]),
+              st.lists(st.sampled_from(NAMES), max_size=3), texts),
+    max_size=30,
+)
+
+
+def _name_groups_positions(backend: SqlBackend) -> dict[tuple[tuple[str, ...], ...], Any]:
+    """For single names and pairs: the positions from the name terms, and from `search_participants`."""
+    index = backend.event_search_index(NS)
+    normalized = ["alice", "bob", "carol", "张伟"]
+    groups = [((name,),) for name in normalized] + [(("alice", "bob"),), (("alice",), ("carol", "bob"))]
+    found = {}
+    with index.connect() as connection:
+        for group in groups:
+            from_sql = None
+            for names in group:
+                direct = (f"SELECT position FROM search_participants WHERE namespace = ? "
+                          f"AND name IN ({', '.join('?' * len(names))})")
+                part = set(stored_tables.position_set(connection, direct, (NS, *names)).tolist())
+                from_sql = part if from_sql is None else from_sql & part
+            terms = index.name_positions(connection, group)
+            found[group] = (None if terms is None else terms.tolist(), sorted(from_sql))
+    return found
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(named_operations, st.booleans())
+def test_participants_name_terms_hold_the_participants_positions_after_any_commits(
+        tmp_path_factory: pytest.TempPathFactory, reference_v7, operations, settle_at_once: bool) -> None:
+    """A participants filter's positions from its names' terms are `search_participants`' after any commits
+    (participants changed with or without the words, forgets, deletes); an index of the format before name
+    terms is read without them and gets them at its next writable open."""
+    path = tmp_path_factory.mktemp("names") / "memory.sqlite"
+    snapshot = copy.deepcopy(reference_v7["snapshot"])
+    template = snapshot["events"][0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stored_writes, "SETTLE_AFTER", -1 if settle_at_once else 10_000)
+        with open_backend(path) as backend:
+            backend.import_namespace(NS, {**snapshot, "events": [], "elements": [], "elementProjectionJobs": []}, 1)
+            revision = 1
+            events: dict[str, dict[str, Any]] = {}
+            for operation, key, names, title in operations:
+                changes = ChangeSet()
+                if operation == "write" or (operation == "retitle" and key not in events):
+                    events[key] = _event(template, key, title, "summary", "active")
+                    events[key]["temporal"]["participants"] = names
+                    changes.upsert("events", events[key])
+                elif operation == "retitle":  # the same words, other participants
+                    events[key] = copy.deepcopy(events[key])
+                    events[key]["temporal"]["participants"] = names
+                    changes.upsert("events", events[key])
+                elif operation == "forget" and key in events:
+                    events[key] = {**events[key], "status": "forgotten"}
+                    changes.upsert("events", events[key])
+                elif operation == "delete" and key in events:
+                    del events[key]
+                    changes.delete("events", key)
+                if not changes.is_empty():
+                    revision = backend.commit(NS, changes, revision)
+            for from_terms, from_sql in _name_groups_positions(backend).values():
+                assert from_terms == from_sql
+            # As the format before name terms left it: read without them, then given them by a writable open.
+            state, terms = search_tables.search_index_state, search_tables.search_terms
+            with backend.engine.begin() as connection:
+                connection.execute(terms.delete().where(terms.c.term.like("participant:%")))
+                connection.execute(update(state).values(format=stored_tables.FORMAT_WITHOUT_NAME_TERMS))
+        with open_backend(path, read_only=True) as reader:
+            assert all(from_terms is None for from_terms, _sql in _name_groups_positions(reader).values())
+        with open_backend(path) as backend:
+            for from_terms, from_sql in _name_groups_positions(backend).values():
+                assert from_terms == from_sql

@@ -27,6 +27,7 @@ from stratagate.search.stored.tables import (
     Connect,
     Progress,
     create_tables,
+    current_format,
     drop_namespace,
     has_tables,
     is_current,
@@ -35,11 +36,11 @@ from stratagate.search.stored.tables import (
 
 if TYPE_CHECKING:
     from stratagate.search.stored.ranking import StoredEventIndex
-    from stratagate.search.stored.writes import build, indexed_before, keep_current
+    from stratagate.search.stored.writes import add_name_terms, build, indexed_before, keep_current
 
 __all__ = [
-    "CANDIDATE_STATUSES", "INDEX_FORMAT", "Connect", "Progress", "StoredEventIndex", "build",
-    "count_candidates", "create_tables", "drop_namespace", "has_tables", "indexed_before", "is_current",
+    "CANDIDATE_STATUSES", "INDEX_FORMAT", "Connect", "Progress", "StoredEventIndex", "add_name_terms", "build",
+    "count_candidates", "create_tables", "current_format", "drop_namespace", "has_tables", "indexed_before", "is_current",
     "keep_current", "read_event_records", "stored_revision",
 ]
 
@@ -49,7 +50,7 @@ def __getattr__(name: str) -> Any:
         from stratagate.search.stored.ranking import StoredEventIndex
 
         return StoredEventIndex
-    if name in ("build", "indexed_before", "keep_current"):
+    if name in ("add_name_terms", "build", "indexed_before", "keep_current"):
         from stratagate.search.stored import writes
 
         return getattr(writes, name)

@@ -93,6 +93,16 @@ def participant_names(record: dict[str, Any]) -> frozenset[str]:
     return frozenset(name for name in _normalized_names(record) if name)
 
 
+NAME_TERM_PREFIX = "participant:"
+"""A participant's name term: the postings of every candidate naming it (frequency 1). No query token has this
+prefix (`tokenize.search_tokens`: word, han1, han2), and BM25's statistics (N, total length) are the state's,
+so these terms never score: they give a participants filter its positions as one blob."""
+
+
+def participant_term(name: str) -> str:
+    return NAME_TERM_PREFIX + name
+
+
 def read_event_records(connection: Connection, namespace: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(position, the fields a document needs) for every candidate, in section order, streamed."""
     e = schema.events

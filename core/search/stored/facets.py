@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection
@@ -82,6 +83,7 @@ class StoredFacets:
     """Filters and structured orders over one namespace's stored candidates (see the module docstring)."""
 
     def __init__(self, index: StoredEventIndex):
+        self._index = index
         self._connect = index.connect
         self.namespace = index.namespace
         self._classes_at = -1
@@ -105,7 +107,7 @@ class StoredFacets:
         """Candidates with, for every wanted (normalized) name, a participant matching it fuzzily."""
         with self._connect() as connection:
             names = self._distinct(connection, "search_participants", "name")
-        parts = []
+        parts, groups = [], []
         for requested in wanted:
             matching = [name for name in names if _matches(name, requested)]
             if not matching:
@@ -113,7 +115,8 @@ class StoredFacets:
             direct = (f"SELECT position FROM search_participants WHERE namespace = ? "
                       f"AND name IN ({marks(len(matching))})")
             parts.append(Subset(f"position IN ({direct})", (self.namespace, *matching), direct))
-        return all_of(parts)
+            groups.append(tuple(matching))
+        return replace(all_of(parts), names=tuple(groups))
 
     def with_event_type(self, requested: str) -> Subset:
         """Candidates whose eventType, or else whose "title summary tags", matches `requested` (normalized,
@@ -211,9 +214,11 @@ class StoredFacets:
                                     lambda: self._read_positions(connection, subset))
 
     def _read_positions(self, connection: Connection, subset: Subset) -> np.ndarray:
-        if subset.direct is not None:
+        # A participants filter's positions are its names' terms: a blob each instead of a row per position.
+        found = None if subset.names is None else self._index.name_positions(connection, subset.names)
+        if found is None and subset.direct is not None:
             found = position_set(connection, subset.direct, subset.values)
-        else:
+        elif found is None:
             sql = f"SELECT position FROM search_events WHERE namespace = ? AND ({subset.sql})"
             found = position_set(connection, sql, (self.namespace, *subset.values))
         found.flags.writeable = False  # kept and shared by later queries

@@ -16,8 +16,14 @@ from stratagate.storage import search_tables as t
 from stratagate.storage.driver import driver_rows
 from stratagate.storage.driver import marks as marks  # the search modules take it from here too
 
-INDEX_FORMAT = f"5 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
+INDEX_FORMAT = f"6 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
 """What the stored tokens, sort keys and tables depend on: an index written with another one is rebuilt."""
+FORMAT_WITHOUT_NAME_TERMS = f"5 icu{icu.ICU_VERSION} unicode{icu.UNICODE_VERSION}"
+"""The format before each participant's positions were also kept as a term (`documents.participant_term`):
+such an index is read as it is (its participants' positions come from `search_participants`) and gets the
+terms at its next writable open (`writes.add_name_terms`); a version that knows only this format rebuilds
+an index of the new one instead of leaving its name terms behind."""
+CURRENT_FORMATS = (INDEX_FORMAT, FORMAT_WITHOUT_NAME_TERMS)
 CHUNK = 500
 
 Connect = Callable[[], AbstractContextManager[Connection]]
@@ -122,22 +128,29 @@ def index_exists(connection: Connection, table: str, name: str) -> bool:
 
 
 def is_current(connection: Connection, namespace: str) -> bool:
-    """Whether the tables hold an index of the namespace in this format, current at its stored revision."""
-    return index_is_current(connection, t.search_index_state, namespace, INDEX_FORMAT)
+    """Whether the tables hold an index of the namespace in a format this version reads (`CURRENT_FORMATS`),
+    current at its stored revision."""
+    return current_format(connection, namespace) is not None
 
 
-def index_is_current(connection: Connection, state: Table, namespace: str, index_format: str) -> bool:
-    """`is_current` for the index whose state table is `state` and whose format is `index_format`."""
+def current_format(connection: Connection, namespace: str) -> str | None:
+    """The format of the namespace's index when `is_current`, else None."""
+    return index_is_current(connection, t.search_index_state, namespace, *CURRENT_FORMATS)
+
+
+def index_is_current(connection: Connection, state: Table, namespace: str, *index_formats: str) -> str | None:
+    """`current_format` for the index whose state table is `state`, in one of `index_formats`."""
     if not tables_exist(connection, state):
-        return False
+        return None
     spaces = schema.memory_spaces
     # The format first: an index of an earlier format may lack the columns read below.
-    if connection.scalar(select(state.c.format).where(state.c.namespace == namespace)) != index_format:
-        return False
+    found_format = connection.scalar(select(state.c.format).where(state.c.namespace == namespace))
+    if found_format not in index_formats:
+        return None
     found = connection.execute(select(state.c.revision, spaces.c.revision)
                                .join_from(state, spaces, state.c.namespace == spaces.c.namespace)
                                .where(state.c.namespace == namespace)).first()
-    return found is not None and found[0] == found[1]
+    return found_format if found is not None and found[0] == found[1] else None
 
 
 def stored_revision(connection: Connection, namespace: str) -> int:

@@ -19,10 +19,12 @@ from stratagate.search.stored.documents import (
     document_record,
     event_document,
     participant_names,
+    participant_term,
     term_counts,
 )
 from stratagate.search.stored.tables import (
     CHUNK,
+    CURRENT_FORMATS,
     INDEX_FORMAT,
     Progress,
     chunks,
@@ -32,7 +34,7 @@ from stratagate.search.stored.tables import (
     replace,
     upsert,
 )
-from stratagate.search.stored.terms import SETTLE_AFTER, TRIPLE, merge, pack, unpack
+from stratagate.search.stored.terms import SETTLE_AFTER, TRIPLE, Postings, merge, pack, unpack
 from stratagate.storage import bulk, schema
 from stratagate.storage import search_tables as t
 
@@ -92,8 +94,38 @@ def build(connection: Connection, namespace: str, documents: Iterable[tuple[int,
         _pack_terms(connection, namespace)
     connection.execute(insert(t.search_index_state).values(
         namespace=namespace, format=INDEX_FORMAT, revision=revision, documents=count, total_length=total_length))
+    _insert_name_terms(connection, namespace)
     if progress:
         progress(count, total)
+
+
+def add_name_terms(connection: Connection, namespace: str) -> None:
+    """Give a current index of the format before name terms (`tables.FORMAT_WITHOUT_NAME_TERMS`) its
+    participants' name terms, from its `search_participants` rows, and the current format."""
+    _insert_name_terms(connection, namespace)
+    state = t.search_index_state
+    connection.execute(update(state).where(state.c.namespace == namespace).values(format=INDEX_FORMAT))
+
+
+def _insert_name_terms(connection: Connection, namespace: str) -> None:
+    """Each participant's name term (`documents.participant_term`), from the namespace's `search_participants`
+    rows (read in key order: by name, then position)."""
+    names = t.search_participants
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for name, position in connection.execute(select(names.c.name, names.c.position)
+                                             .where(names.c.namespace == namespace)
+                                             .order_by(names.c.name, names.c.position)):
+        by_name[name].append(position)
+    bulk.insert_rows(connection, t.search_terms, [
+        {"namespace": namespace, "term": participant_term(name), "count": len(positions), "pending": 0,
+         "postings": _name_blob(positions)}
+        for name, positions in sorted(by_name.items(), key=lambda item: participant_term(item[0]))])
+
+
+def _name_blob(positions: list[int]) -> bytes:
+    """A name term's packed postings: frequency 1 and length 0 at each position."""
+    found = np.asarray(positions, dtype=np.int64)
+    return pack(Postings(found, np.ones(len(found), dtype=np.int64), np.zeros(len(found), dtype=np.int64)))
 
 
 def _build_batch(connection: Connection, namespace: str, batch: list[tuple[int, dict[str, Any]]],
@@ -171,7 +203,7 @@ def keep_current(connection: Connection, namespace: str, expected_revision: int,
         return
     state = t.search_index_state
     moved = connection.execute(update(state).where(
-        state.c.namespace == namespace, state.c.format == INDEX_FORMAT, state.c.revision == expected_revision,
+        state.c.namespace == namespace, state.c.format.in_(CURRENT_FORMATS), state.c.revision == expected_revision,
     ).values(revision=expected_revision + 1)).rowcount
     if moved and (upserts or deletes):
         _apply_event_changes(connection, namespace, upserts, deletes, before)
@@ -182,6 +214,7 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
     state_table = t.search_index_state
     state = connection.execute(select(state_table).where(state_table.c.namespace == namespace)).one()
     documents, total_length = state.documents, state.total_length
+    name_terms = state.format == INDEX_FORMAT
     upserted = {record["id"]: record for record in upserts}
     keys = list(upserted) + [key for key in deletes if key not in upserted]
     positions: dict[str, int] = {}
@@ -210,11 +243,16 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
             if before.participants != document.participants:
                 names_cleared.append(before.position)
                 names_placed.append((before.position, document))
+                if name_terms:
+                    _name_changes(changes, count_delta, before.position, before.participants - document.participants, 0)
+                    _name_changes(changes, count_delta, before.position, document.participants - before.participants, 1)
             continue
         if before is not None:
             for term in before.counts:
                 changes[term][before.position] = (0, 0)
                 count_delta[term] -= 1
+            if name_terms:
+                _name_changes(changes, count_delta, before.position, before.participants, 0)
             documents -= 1
             total_length -= before.length
             cleared.append(before.position)
@@ -224,6 +262,8 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
             for term, frequency in document.counts.items():
                 changes[term][position] = (frequency, document.length)
                 count_delta[term] += 1
+            if name_terms:
+                _name_changes(changes, count_delta, position, document.participants, 1)
             documents += 1
             total_length += document.length
             cleared.append(position)
@@ -239,6 +279,16 @@ def _apply_event_changes(connection: Connection, namespace: str, upserts: list[d
     if (documents, total_length) != (state.documents, state.total_length):
         connection.execute(update(state_table).where(state_table.c.namespace == namespace).values(
             documents=documents, total_length=total_length))
+
+
+def _name_changes(changes: dict[str, dict[int, tuple[int, int]]], count_delta: Counter[str], position: int,
+                  names: frozenset[str], frequency: int) -> None:
+    """The name terms' changes for a position leaving (frequency 0) or joining (1) these names; a name that
+    leaves and joins again at the same position nets out, as a word's postings do."""
+    for name in names:
+        term = participant_term(name)
+        changes[term][position] = (frequency, 0)
+        count_delta[term] += 1 if frequency else -1
 
 
 def _write_term_changes(connection: Connection, namespace: str, changes: dict[str, dict[int, tuple[int, int]]],

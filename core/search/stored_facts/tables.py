@@ -24,7 +24,7 @@ def has_tables(connection: Connection) -> bool:
 
 def is_current(connection: Connection, namespace: str) -> bool:
     """Whether the tables hold an element index of the namespace in this format, current at its revision."""
-    return index_is_current(connection, t.search_fact_state, namespace, FACT_INDEX_FORMAT)
+    return index_is_current(connection, t.search_fact_state, namespace, FACT_INDEX_FORMAT) is not None
 
 
 def drop_namespace(connection: Connection, namespace: str) -> None:
