@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, cast, delete, insert, select, update
@@ -109,17 +110,15 @@ def add_name_terms(connection: Connection, namespace: str) -> None:
 
 def _insert_name_terms(connection: Connection, namespace: str) -> None:
     """Each participant's name term (`documents.participant_term`), from the namespace's `search_participants`
-    rows (read in key order: by name, then position)."""
+    rows, read in key order (by name, then position) and streamed: one name's positions held at a time."""
     names = t.search_participants
-    by_name: dict[str, list[int]] = defaultdict(list)
-    for name, position in connection.execute(select(names.c.name, names.c.position)
-                                             .where(names.c.namespace == namespace)
-                                             .order_by(names.c.name, names.c.position)):
-        by_name[name].append(position)
-    bulk.insert_rows(connection, t.search_terms, [
-        {"namespace": namespace, "term": participant_term(name), "count": len(positions), "pending": 0,
-         "postings": _name_blob(positions)}
-        for name, positions in sorted(by_name.items(), key=lambda item: participant_term(item[0]))])
+    rows = connection.execute(select(names.c.name, names.c.position).where(names.c.namespace == namespace)
+                              .order_by(names.c.name, names.c.position).execution_options(yield_per=20_000))
+    for name, group in groupby(rows, key=lambda row: row[0]):
+        positions = [row[1] for row in group]
+        bulk.insert_rows(connection, t.search_terms, [
+            {"namespace": namespace, "term": participant_term(name), "count": len(positions), "pending": 0,
+             "postings": _name_blob(positions)}])
 
 
 def _name_blob(positions: list[int]) -> bytes:
