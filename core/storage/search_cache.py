@@ -6,8 +6,10 @@ the reference wrote them, so their index goes to `$XDG_CACHE_HOME/stratagate/sea
 `$STRATAGATE_CACHE_DIR`): one SQLite file per (database, namespace, index) holding the same tables as an
 in-database index. Its name is a digest of everything that changes when the database does: the file's path,
 device, inode, size and mtime, its SQLite change counter, its WAL's size and mtime, and the namespace's
-revision, plus the index format. A changed file therefore never meets a stale index: it gets a new cache
-file (the older ones of the same database, namespace and index are removed then).
+revision, plus the index format; for PostgreSQL, its URL, the cluster's system identifier and the OIDs of the
+database and its events table (a database re-created at the same URL gets new ones), and the revision. A
+changed database therefore never meets a stale index: it gets a new cache file (the older ones of the same
+database, namespace and index are removed then).
 """
 
 from __future__ import annotations
@@ -99,8 +101,8 @@ def open_cached_index(identity: str, namespace: str, revision: int, read_source:
                       progress: stored.Progress | None = None) -> CachedIndex:
     """The event index's cache file for this database state and namespace, built first when missing.
 
-    `identity` names the database's current state (`sqlite_file_identity`, or a server URL); `read_source()`
-    gives a read transaction on the database to build from."""
+    `identity` names the database's current state (`sqlite_file_identity`, or a server's URL and instance);
+    `read_source()` gives a read transaction on the database to build from."""
     def build(source: Connection, target: Connection) -> None:
         stored.build(target, namespace, stored.read_event_records(source, namespace),
                      stored.count_candidates(source, namespace), stored.stored_revision(source, namespace),

@@ -1128,6 +1128,16 @@ def immediate_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
+_INSTANCE = """
+SELECT CASE WHEN has_function_privilege('pg_control_system()', 'EXECUTE')
+            THEN (SELECT system_identifier FROM pg_control_system()) END,
+       (SELECT oid FROM pg_database WHERE datname = current_database()), to_regclass(%(events)s)::oid
+"""
+"""What names this database instance for the outside search cache beside its URL (see search_cache): the
+cluster's system identifier, the database's and the events table's OIDs. A database dropped and re-created at
+the same URL gets new OIDs, so it never meets the cache files of the old one at the same revision."""
+
+
 def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool) -> SqlBackend:
     schema.use_postgresql()
     if url.drivername == "postgresql":
@@ -1150,6 +1160,7 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
                 if meta.name in tables
                 else None
             )
+            instance = connection.exec_driver_sql(_INSTANCE, {"events": schema.events.name}).one()
         notice = _check_postgresql(engine, location, tables, version, read_only, create)
     except DBAPIError as error:
         engine.dispose()
@@ -1169,6 +1180,7 @@ def _open_postgresql(url: URL, *, read_only: bool, timeout: float, create: bool)
         schema_version=version or schema.SCHEMA_VERSION,
         notice=notice,
         counts_kept=thread_blocks.TABLE in tables,
+        identity=" ".join([location, *(str(part) for part in instance)]),
         changes=revision_notify.PostgresChangeWatch(engine),
     )
 
