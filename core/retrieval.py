@@ -155,6 +155,12 @@ class SearchSource(Protocol):
     def get_elements(self, ids: Sequence[str]) -> list[Element]: ...
 
 
+def _outdated(index: StoredEventIndex | StoredFactIndex) -> bool:
+    """Whether an outside-cache index may show an older revision than the database's (another process
+    committed since): the backend is asked again, and answers with the index of the revision now stored."""
+    return not index.follows_commits and not index.still_current()
+
+
 def _check_limit(value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInputError(f"limit must be a number, got {value!r}")
@@ -399,12 +405,16 @@ class Retrieval:
             self._fact_elements[fact.id] = element.id
 
     def _stored_index(self) -> StoredEventIndex | None:
-        if self._stored is False:
+        stored = self._stored
+        if stored is False or (isinstance(stored, StoredEventIndex) and _outdated(stored)):
             self._stored = self._memory.event_search_index()
+            if self._stored is not stored:
+                self._facets = None
         return self._stored  # type: ignore[return-value]
 
     def _stored_fact_index(self) -> StoredFactIndex | None:
-        if self._stored_facts is False:
+        facts = self._stored_facts
+        if facts is False or (facts and _outdated(facts)):  # an index, not False or None
             self._stored_facts = self._memory.element_search_index()
         return self._stored_facts  # type: ignore[return-value]
 

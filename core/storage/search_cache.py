@@ -81,6 +81,9 @@ class CachedIndex:
     def __init__(self, path: Path):
         self.path = path
         self.engine = _engine(path, read_only=True)
+        self._views: dict[tuple[str, str], Any] = {}
+        """(kind, namespace) → the one index object over this file: its holder keeps what it derived from it
+        (kept postings, facets) while the file stays current."""
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
@@ -88,10 +91,16 @@ class CachedIndex:
             yield connection
 
     def index(self, namespace: str) -> stored.StoredEventIndex:
-        return stored.StoredEventIndex(self.connect, namespace, follows_commits=False)
+        key = ("events", namespace)
+        if key not in self._views:
+            self._views[key] = stored.StoredEventIndex(self.connect, namespace, follows_commits=False)
+        return self._views[key]
 
     def fact_index(self, namespace: str) -> stored_facts.StoredFactIndex:
-        return stored_facts.StoredFactIndex(self.connect, namespace, follows_commits=False)
+        key = ("elements", namespace)
+        if key not in self._views:
+            self._views[key] = stored_facts.StoredFactIndex(self.connect, namespace, follows_commits=False)
+        return self._views[key]
 
     def close(self) -> None:
         self.engine.dispose()

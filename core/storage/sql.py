@@ -720,6 +720,7 @@ class SqlBackend:
         is writable v7 (then kept current by every commit), else into the outside cache (`search_cache`): a
         v5/v6 file must hold only what the reference wrote, which would not keep an index current."""
         writable = not self.read_only and self.legacy is None
+        marker = self.change_marker()  # before the reads below: a commit after them moves it
         with self._reading() as connection:
             found = stored.current_format(connection, namespace)
         # An index of the format before name terms is read as it is, and given them where it may be written.
@@ -745,7 +746,9 @@ class SqlBackend:
             self._cached_index = search_cache.open_cached_index(self._identity, namespace, revision, self._reading,
                                                                 progress)
             self._cached_state = (namespace, revision)
-        return self._cached_index.index(namespace)
+        index = self._cached_index.index(namespace)
+        index.still_current = self._unchanged_since(marker)
+        return index
 
     @staticmethod
     def _build_search_index(connection: Connection, namespace: str, progress: stored.Progress | None = None) -> None:
@@ -756,6 +759,7 @@ class SqlBackend:
     def element_search_index(self, namespace: str,
                              progress: stored.Progress | None = None) -> stored_facts.StoredFactIndex:
         """The namespace's persistent element search index, found or built as `event_search_index`'s."""
+        marker = self.change_marker()
         with self._reading() as connection:
             if stored_facts.is_current(connection, namespace):
                 return stored_facts.StoredFactIndex(self._reading, namespace)
@@ -772,7 +776,15 @@ class SqlBackend:
             self._cached_fact_index = search_cache.open_cached_fact_index(self._identity, namespace, revision,
                                                                           self._reading, progress)
             self._cached_fact_state = (namespace, revision)
-        return self._cached_fact_index.fact_index(namespace)
+        index = self._cached_fact_index.fact_index(namespace)
+        index.still_current = self._unchanged_since(marker)
+        return index
+
+    def _unchanged_since(self, marker: object | None) -> Callable[[], bool]:
+        """Whether no commit changed the database since `change_marker` gave `marker` (False when unknown):
+        an outside-cache index asks it before each search, so a read-only open follows other writers' commits
+        (it then asks for the index again: the same one, another revision's, or a writer's in-database one)."""
+        return lambda: marker is not None and self.change_marker() == marker
 
     @staticmethod
     def _build_fact_index(connection: Connection, namespace: str,

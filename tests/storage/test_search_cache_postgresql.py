@@ -1,5 +1,5 @@
-"""A read-only open of a PostgreSQL database without its search index: a database re-created at the same URL
-never meets the outside cache of the old one."""
+"""A read-only open of a PostgreSQL database without its search index: the index built into the outside cache
+follows later commits, and a database re-created at the same URL never meets the cache of the old one."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ def _retitle(url: str, title: str) -> str:
 
 def _found(reader: memory.StrataGate, query: str) -> list[str]:
     return [hit.id for hit in reader.search_events(query)]
+
+
+def test_a_read_only_open_with_an_outside_index_sees_another_writers_commit(postgres_server, reference_v7) -> None:
+    url = fresh_database(postgres_server, "outside_follow")
+    _import_without_index(url, reference_v7["snapshot"], reference_v7["revision"])
+    with memory.open(url, NS, read_only=True) as reader:
+        assert _found(reader, "Zeppelin") == []
+        key = _retitle(url, "Zeppelin")
+        assert _found(reader, "Zeppelin") == [key]
 
 
 def _recreate(server: PostgresServer, url: str) -> None:

@@ -39,6 +39,9 @@ class StoredEventIndex:
         self.follows_commits = follows_commits
         """False for an index in the outside cache (`search_cache`): it shows one revision, so after a commit
         its holder asks the backend again for the index of the new revision."""
+        self.still_current: Callable[[], bool] = lambda: True
+        """For an outside-cache index: False when a commit may have changed the database since the backend
+        handed it out (another process's too), then its holder asks the backend again (set by the backend)."""
         self._scratch = threading.local()
         """Each thread's array of a score per position (`_zeroed`)."""
         self._kept_postings: tuple[int, dict[str, tuple[int, Postings]]] = (-1, {})

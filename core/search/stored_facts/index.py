@@ -39,6 +39,8 @@ class StoredFactIndex:
         self.namespace = namespace
         self.follows_commits = follows_commits
         """False for an index in the outside cache: it shows one revision (see `StoredEventIndex`)."""
+        self.still_current: Callable[[], bool] = lambda: True
+        """For an outside-cache index: as `StoredEventIndex.still_current`."""
 
     # filters and orders ------------------------------------------------------------------------------------
     def with_name(self, requested: str) -> Subset:
