@@ -167,9 +167,16 @@ class MainWindow(QMainWindow):
         self._fill_pickers(opened)
         self._show_memory_state()
         self.memory_changed.emit(opened.memory)
-        # Hashing reads the whole file but no database: in the file lane, so it never delays the first paint.
+        # Hashing reads the whole file but no database: in the file lane, started once the database lane's
+        # foreground has been idle (a background task), so it never competes with the first paint's reads.
+        self.worker.run(lambda: None, on_done=lambda _none: self._hash_file(opened),
+                        description="wait for the first paint before hashing", background=True)
+
+    def _hash_file(self, opened: OpenedMemory) -> None:
+        if opened is not self.opened:
+            return  # another memory since
         self.file_worker.run(opened.hash_file, on_done=lambda _digest: self._show_memory_state()
-                        if opened is self.opened else None, description="hash the file")
+                             if opened is self.opened else None, description="hash the file")
 
     def _on_open_failed(
         self,
