@@ -70,10 +70,15 @@ def spans_now(records: Sequence[dict], lam: float) -> list[BlockSpan]:
         in_thread[thread] = in_thread.get(thread, 0) + 1
         positions.append(in_thread[thread])
     spans = []
+    # Levels by (anchor level, blocks since the anchor): most blocks of a long thread share one.
+    levels: dict[tuple[int, int], int] = {}
     for record, position in zip(records, positions, strict=True):
         thread = record.get("threadId") or None
         latest = in_thread[thread]
-        level = decayed_block_level(record["pointerAnchorLevel"], record["pointerAnchorBlockPosition"], latest, lam)
+        key = (record["pointerAnchorLevel"], max(0, latest - record["pointerAnchorBlockPosition"]))
+        level = levels.get(key)
+        if level is None:
+            level = levels[key] = decayed_block_level(key[0], 0, key[1], lam)
         spans.append(BlockSpan(record["id"], thread, record["sequence"], record["startTurn"], record["endTurn"],
                                record["l0Title"], level, latest - position, record["messageCount"]))
     return spans
