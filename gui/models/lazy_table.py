@@ -179,6 +179,12 @@ class LazyIdTableModel(QAbstractTableModel):
             self._exposed = target
             self.endInsertRows()
 
+    def prefetch(self, row: int) -> None:
+        """Build the chunk holding `row` now, before a view asks for it (a new list's first rows, read while
+        the rest of the window is drawn)."""
+        if 0 <= row < len(self._ids) and row // self.CHUNK_SIZE not in self._chunks:
+            self._request_chunk(row // self.CHUNK_SIZE)
+
     def built_row(self, row: int) -> Row | None:
         chunk = self._chunks.get(row // self.CHUNK_SIZE)
         return None if chunk is None else chunk[row % self.CHUNK_SIZE]

@@ -385,6 +385,7 @@ class EventsView(QWidget):
         if memory is not self.memory or listing != self._listing:
             return
         self.model.set_ids(ids, lambda chunk: event_rows(memory, chunk))
+        self.model.prefetch(0)  # queued now, the first rows are built while the timeline draws
         self.count_label.setText(f"{len(ids):,} events" + (" (counting…)" if len(ids) == FIRST_PAGE else ""))
 
     def _show_ids(self, memory: StrataGate, listing: int, ids: Sequence[str], keep_rows: bool) -> None:

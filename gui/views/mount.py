@@ -21,7 +21,10 @@ class CoreViews:
 
 
 def mount(ctx: AppContext) -> CoreViews:
-    views = CoreViews(TimelineView(ctx), EventsView(ctx), ElementsView(ctx), DecayView(ctx))
+    # The event list first: built first, it hears of a new memory first, so its first page (a quick read) is
+    # queued before the timeline's block spans and its rows are read while the timeline draws.
+    events = EventsView(ctx)
+    views = CoreViews(TimelineView(ctx), events, ElementsView(ctx), DecayView(ctx))
     ctx.host.add_view("Timeline", views.timeline)
     ctx.host.add_view("Events", views.events)
     ctx.host.add_view("Elements", views.elements)
