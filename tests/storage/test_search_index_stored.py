@@ -73,6 +73,17 @@ def _event(template: dict[str, Any], key: str, title: str, summary: str, status:
     return record
 
 
+def _forget_or_delete(changes: ChangeSet, events: dict[str, dict[str, Any]], operation: str, key: str) -> None:
+    """A forget (status forgotten) or delete of a written event, staged in `changes`; other operations, or a key
+    never written, change nothing."""
+    if operation == "forget" and key in events:
+        events[key] = {**events[key], "status": "forgotten"}
+        changes.upsert("events", events[key])
+    elif operation == "delete" and key in events:
+        del events[key]
+        changes.delete("events", key)
+
+
 @settings(max_examples=examples(60), deadline=None)
 @given(operations, st.booleans())
 def test_stored_ranking_equals_the_memory_index_after_any_commits(
@@ -94,12 +105,8 @@ def test_stored_ranking_equals_the_memory_index_after_any_commits(
                 if operation == "write":
                     events[key] = _event(template, key, title, summary, status)
                     changes.upsert("events", events[key])
-                elif operation == "forget" and key in events:
-                    events[key] = {**events[key], "status": "forgotten"}
-                    changes.upsert("events", events[key])
-                elif operation == "delete" and key in events:
-                    del events[key]
-                    changes.delete("events", key)
+                else:
+                    _forget_or_delete(changes, events, operation, key)
                 if not changes.is_empty():
                     revision = backend.commit(NS, changes, revision)
             in_order = backend.load_section(NS, "events")
@@ -266,12 +273,8 @@ def test_participants_name_terms_hold_the_participants_positions_after_any_commi
                     events[key] = copy.deepcopy(events[key])
                     events[key]["temporal"]["participants"] = names
                     changes.upsert("events", events[key])
-                elif operation == "forget" and key in events:
-                    events[key] = {**events[key], "status": "forgotten"}
-                    changes.upsert("events", events[key])
-                elif operation == "delete" and key in events:
-                    del events[key]
-                    changes.delete("events", key)
+                else:
+                    _forget_or_delete(changes, events, operation, key)
                 if not changes.is_empty():
                     revision = backend.commit(NS, changes, revision)
             for from_terms, from_sql in _name_groups_positions(backend).values():
