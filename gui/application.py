@@ -127,7 +127,8 @@ def open_from_arguments(window: MainWindow, arguments: argparse.Namespace) -> No
 def run(arguments: argparse.Namespace) -> int:
     app = create_application()
     window = build_main_window()
-    window.resize(1280, 800)
+    screen = window.screen().availableGeometry()
+    window.resize(min(1280, screen.width()), min(800, screen.height()))
     window.show()
     window.writes.errors_to_stderr = bool(arguments.self_test)
     if not arguments.self_test:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QListView,
     QPushButton,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -214,10 +215,12 @@ class TimelineView(ReloadWhenShown, QWidget):
         level_bar = QHBoxLayout()
         level_bar.addWidget(QLabel("Render every block at"))
         for level, text in [(CURRENT_LEVEL, "its level")] + [(n, f"L{n}") for n in range(BLOCK_MAX_LEVEL + 1)]:
-            button = QPushButton(text, checkable=True, checked=level == CURRENT_LEVEL)
+            # Tool buttons are as wide as their text; seven push buttons at the style's 80 px minimum made
+            # this bar alone wider than a 1280 px screen.
+            button = QToolButton(text=text, checkable=True, checked=level == CURRENT_LEVEL)
             if level != CURRENT_LEVEL:
                 button.setToolTip(block_level_label(level))
-                button.setStyleSheet(f"QPushButton:checked {{ background: {LEVEL_COLOURS[level]}; color: white; }}")
+                button.setStyleSheet(f"QToolButton:checked {{ background: {LEVEL_COLOURS[level]}; color: white; }}")
             self.level_buttons.addButton(button, level)
             level_bar.addWidget(button)
         self.level_buttons.idClicked.connect(self.set_rendering_level)
@@ -226,6 +229,9 @@ class TimelineView(ReloadWhenShown, QWidget):
         self.lift_target = QComboBox()
         self.lift_target.addItems([block_level_label(level) for level in range(BLOCK_MAX_LEVEL + 1)])
         self.lift_target.setCurrentIndex(BLOCK_MAX_LEVEL)
+        # The labels are long descriptions: the closed box shows their start, the open list all of them.
+        self.lift_target.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.lift_target.setMinimumContentsLength(16)
         self.lift_button = QPushButton("Lift")
         self.lift_button.setToolTip("Anchor the block at this level now; recorded as lifted by the user")
         self.lift_button.clicked.connect(self.lift_selected)

@@ -377,3 +377,9 @@ def test_the_timeline_draws_every_block_but_reads_only_those_around_the_selectio
     timeline.select_block(first)
     assert window.wait_idle()
     assert first in timeline.data.blocks and "question 0" in timeline.content.toPlainText()
+
+
+def test_the_window_fits_a_1280_pixel_screen(opened_window):
+    """Every view's controls and the live-changes dock fit in the window's default width, so nothing is cut
+    off on a laptop screen (the timeline's level bar once forced the window to 1,564 px)."""
+    assert opened_window.minimumSizeHint().width() <= 1280
