@@ -25,9 +25,16 @@ about 5 %; rare: about 0.2 %). For each size and kind, `--rounds` times, the kin
   rowids only; a search returns its hits' contents, so the peer's first runs are also timed with the hits'
   nine fields fetched (the same query as a subquery, joined back to the FTS5 table by rowid).
 
-Each figure is the median over the rounds. "Cold" is a new process with nothing of StrataGate's cached; the
-operating system's file cache is warm (the benchmark cannot drop it). The machine is shared, so CPU time
-(user + system) is given beside wall time, and the load average is recorded.
+- from the disk (SQLite only): the same first search (the worker's open and first query, the CLI, the
+  sqlite3 CLI) with the memory file, or the peer's FTS5 file, evicted from the OS cache just before
+  (`posix_fadvise(POSIX_FADV_DONTNEED)` after an fsync, checked with `fincore`), and only that file: Python
+  and its libraries stay cached, as on a machine where the tool is used every day but this memory was not
+  opened lately. What each process read from the disk is the kernel's count (`ru_inblock`).
+
+Each figure is the median over the rounds. "Cold" is a new process with nothing of StrataGate's cached; in
+the first columns the memory file is in the operating system's file cache (as right after another process
+read it), in the "from the disk" ones it is not. The machine is shared, so CPU time (user + system) is given
+beside wall time, and the load average is recorded.
 
     .venv/bin/python bench/search_cold.py [--quick] [--sizes N ...] [--rounds N] [--postgresql URL] [--no-write]
     .venv/bin/python bench/search_cold.py --million   (the 1M-event tier alone, its own section)
@@ -40,6 +47,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,6 +166,12 @@ def queries_by_kind() -> dict[str, list[tuple[str, dict]]]:
 def _reaped(command: list[str], cache: str | None = None) -> tuple[str, float, float, float]:
     """(stdout, wall s, CPU s, peak RSS MB) of a child process, from the kernel's accounting (wait4), so the
     figures are this child's alone. `cache`: the child's StrataGate cache directory (default: the user's)."""
+    stdout, wall, usage = _run(command, cache)
+    return stdout, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def _run(command: list[str], cache: str | None = None) -> tuple[str, float, os.struct_rusage]:
+    """(stdout, wall s, the kernel's resource usage) of a child process (see `_reaped`)."""
     environment = os.environ | ({"STRATAGATE_CACHE_DIR": cache} if cache else {})
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
@@ -169,7 +183,29 @@ def _reaped(command: list[str], cache: str | None = None) -> tuple[str, float, f
     wall = time.perf_counter() - start
     if process.returncode:
         raise RuntimeError(f"{' '.join(command[:3])} failed: {stderr.strip()[-500:]}")
-    return stdout, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return stdout, wall, usage
+
+
+def evicted(path: Path | str) -> None:
+    """The file's pages dropped from the OS cache (written back first), and only its: the next process reads
+    it from the disk while Python and its libraries stay cached, as on a machine where the tool is used every
+    day but this memory was not opened lately. Checked with `fincore` where it is installed."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(descriptor)
+    if shutil.which("fincore"):
+        resident = int(subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+                                      capture_output=True, text=True, check=True).stdout)
+        if resident > max(os.path.getsize(path) // 100, 1 << 20):
+            raise RuntimeError(f"{path}: {resident:,} bytes still in the OS cache after POSIX_FADV_DONTNEED")
+
+
+def _read_mb(usage: os.struct_rusage) -> float:
+    """What the process read from the disk (the kernel counts 512-byte blocks)."""
+    return usage.ru_inblock * 512 / 1e6
 
 
 def _cli_arguments(query: str, options: dict) -> list[str]:
@@ -249,6 +285,29 @@ def _cold(size: int, kind: str, queries: list[tuple[str, dict]], path: str, peer
     return row | json.loads(_reaped(peer_worker)[0])
 
 
+def _from_disk(queries: list[tuple[str, dict]], path: str, peer: Path) -> dict:
+    """One round of a kind's first search with the memory file (the peer's: the FTS5 file) evicted from the
+    OS cache just before: the worker's open and first query, the CLI, the sqlite3 CLI."""
+    query, options = queries[0]
+    worker = [PYTHON, "-c", WORKER, path, NAMESPACE, json.dumps(queries[:1]), "1", "1"]
+    cli = [STRATAGATE, "search", path, *_cli_arguments(query, options), "--namespace", NAMESPACE]
+    row = {}
+    with tempfile.TemporaryDirectory(prefix="stratagate-bench-cache-") as empty:
+        evicted(path)
+        stdout, _wall, usage = _run(worker, cache=empty)
+        found = json.loads(stdout)
+        row |= {"disk_open_ms": found["open_ms"], "disk_first_ms": found["first_ms"],
+                "disk_first_cpu_ms": found["first_cpu_ms"], "disk_worker_mb": _read_mb(usage)}
+    with tempfile.TemporaryDirectory(prefix="stratagate-bench-cache-") as empty:
+        evicted(path)
+        _out, row["disk_cli_wall"], usage = _run(cli, cache=empty)
+        row["disk_cli_cpu"], row["disk_cli_mb"] = usage.ru_utime + usage.ru_stime, _read_mb(usage)
+    evicted(peer)
+    _out, row["disk_sqlite3_wall"], usage = _run(["sqlite3", str(peer), _inline(*_fts5_sql(query, options))])
+    row["disk_sqlite3_cpu"], row["disk_sqlite3_mb"] = usage.ru_utime + usage.ru_stime, _read_mb(usage)
+    return row
+
+
 def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]], rounds: int,
             database: str | None = None) -> dict[str, dict]:
     """Every kind's figures at `size` (medians over `rounds`, the kinds interleaved), on the SQLite memory
@@ -259,7 +318,10 @@ def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]], rounds: int,
     for round_ in range(rounds):
         for kind in KINDS:
             print(f"search_cold: {size:,} events, {kind}, round {round_ + 1}/{rounds}", file=sys.stderr, flush=True)
-            samples[kind].append(_cold(size, kind, by_kind[kind], path, peer))
+            row = _cold(size, kind, by_kind[kind], path, peer)
+            if database is None:
+                row |= _from_disk(by_kind[kind], path, peer)
+            samples[kind].append(row)
     return {kind: {name: statistics.median(row[name] for row in rows) for name in rows[0]}
             for kind, rows in samples.items()}
 
@@ -270,10 +332,20 @@ def _ratio(numerator: float, denominator: float) -> str:
 
 def _table(results: dict[int, dict[str, dict]], database: str, heading: list[str]) -> str:
     sizes = sorted(results)
-    cold, warm = [], []
+    cold, warm, disk = [], [], []
     for size in sizes:
         for kind in KINDS:
             row = results[size][kind]
+            if "disk_first_ms" in row:
+                disk.append([
+                    f"{size:,}", kind, f"{row['open_ms']:.0f} → {row['disk_open_ms']:.0f}",
+                    f"{row['first_ms']:.0f} / {row['first_cpu_ms']:.0f} → "
+                    f"{row['disk_first_ms']:.0f} / {row['disk_first_cpu_ms']:.0f}", f"{row['disk_worker_mb']:.1f}",
+                    f"{row['cli_wall']:.2f} / {row['cli_cpu']:.2f} → {row['disk_cli_wall']:.2f} / {row['disk_cli_cpu']:.2f}",
+                    f"{row['disk_cli_mb']:.1f}",
+                    f"{row['sqlite3_wall']:.3f} / {row['sqlite3_cpu']:.3f} → "
+                    f"{row['disk_sqlite3_wall']:.3f} / {row['disk_sqlite3_cpu']:.3f}", f"{row['disk_sqlite3_mb']:.1f}",
+                ])
             cold.append([
                 f"{size:,}", kind, f"{row['open_ms']:.0f}", f"{row['first_ms']:.0f} / {row['first_cpu_ms']:.0f}",
                 f"{row['worker_wall']:.2f} / {row['worker_cpu']:.2f}", f"{row['worker_rss']:.0f}",
@@ -299,6 +371,12 @@ def _table(results: dict[int, dict[str, dict]], database: str, heading: list[str
                         "CLI / sqlite3 CLI", "`python -c` sqlite3 + the same query, wall / CPU s",
                         "CLI / that"],
                        cold),
+        *(["", f"{database}, cold with the file in the OS cache → with the file from the disk (only the memory "
+                "file, or the FTS5 file for the peer, evicted from the OS cache just before; Python and its "
+                "libraries stay cached):", "",
+           markdown_table(["events", "kind", "read-only open ms", "first search ms, wall / CPU",
+                           "read from the disk by that process MB", "CLI wall / CPU s", "CLI read MB",
+                           "sqlite3 CLI wall / CPU s", "sqlite3 CLI read MB"], disk)] if disk else []),
         "",
         f"{database}, warm (after the process's first query), against FTS5 in a process doing the same:",
         "",
