@@ -32,6 +32,7 @@ from stratagate.arrays import np
 from stratagate.search.stored.ranking import StoredEventIndex
 from stratagate.search.stored.tables import driver_rows, marks, ordered_positions, position_set
 from stratagate.search.subsets import ALL, NONE, Subset, all_of
+from stratagate.storage.index_prefetch import prefetch_index
 from stratagate.weights import decay_lambda
 
 CLASS_COLUMNS = "pinned, floor_weight, forced_cap, mention_count, last_adopted_turn"
@@ -101,6 +102,8 @@ class StoredFacets:
         """This thread's `marker`, read before its next revision read (`unchanged_head_and_hits`)."""
         self._keeping = threading.Lock()
         """`_kept_at`, `_kept` and `_confirmed` change together (the app searches from two threads)."""
+        self._read_ahead: set[str] = set()
+        """The indexes whose pages were asked of the disk before a statement read them whole."""
 
     # filters -----------------------------------------------------------------------------------------------
     def with_participants(self, wanted: list[str]) -> Subset:
@@ -141,8 +144,12 @@ class StoredFacets:
             return NONE
         with self._connect() as connection:
             sql = "SELECT max(happened_end - happened_start) FROM search_events WHERE namespace = ?"
-            longest = self._kept_for(connection, ("longest interval",),
-                                     lambda: driver_rows(connection, sql, (self.namespace,))[0][0])
+
+            def read() -> float | None:
+                self._read_whole(connection, "search_events_happened_idx")
+                return driver_rows(connection, sql, (self.namespace,))[0][0]
+
+            longest = self._kept_for(connection, ("longest interval",), read)
         if longest is None or not math.isfinite(low) or not math.isfinite(longest):
             return Subset("happened_start <= ? AND happened_end >= ?", (high, low))
         start = low - longest - 4 * (math.ulp(low) + math.ulp(longest))
@@ -241,11 +248,20 @@ class StoredFacets:
             direction = " DESC" if kind == "latest" else ""
             sql = (f"SELECT position FROM search_events WHERE namespace = ? "
                    f"ORDER BY chronology_key{direction}, position")
+            self._read_whole(connection, f"search_events_{kind}_idx")
             order = ordered_positions(connection, sql, (self.namespace,))
         # int32: a subset's places are sorted for each query with words and a filter, twice as fast as int64.
         places = np.full(int(order.max()) + 1 if len(order) else 0, -1, dtype=np.int32)
         places[order] = np.arange(len(order), dtype=np.int32)
         return places
+
+    def _read_whole(self, connection: Connection, index: str) -> None:
+        """Before a statement that reads the index whole, the first time: its pages asked of the disk at once
+        (`prefetch_index`; a new process's first search on a file not in the OS cache would otherwise wait for
+        each of its scattered pages in turn)."""
+        if index not in self._read_ahead:
+            self._read_ahead.add(index)
+            prefetch_index(connection, index)
 
     def _kept_for(self, connection: Connection, key: tuple, compute: Callable[[], object]) -> object:
         """`compute()`, kept until the index moves to another revision."""
@@ -276,6 +292,7 @@ class StoredFacets:
         in the order of its ties (updatedAt descending, then position), so a class alone at its weight is a
         slice of one index scan; only classes of equal weight are merged, by their rows' updatedAt."""
         index_order = "mention_count, last_adopted_turn, pinned, floor_weight, forced_cap"
+        self._read_whole(connection, "search_events_weight_idx")
         classes = [(tuple(row[:5]), row[5]) for row in driver_rows(
             connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
                         f"GROUP BY {index_order} ORDER BY {index_order}", (self.namespace,))]
@@ -384,6 +401,8 @@ class StoredFacets:
         if subset not in self._classes:
             if len(self._classes) >= KEPT_SUBSETS:  # a long-lived process asks for ever new filter mixes
                 del self._classes[next(iter(self._classes))]
+            if subset == ALL:
+                self._read_whole(connection, "search_events_weight_idx")
             self._classes[subset] = [(tuple(row[:5]), row[5]) for row in driver_rows(  # type: ignore[misc]
                 connection, f"SELECT {CLASS_COLUMNS}, count(*) FROM search_events WHERE namespace = ? "
                             # In the weight index's column order, so its scan groups them without a sort.
