@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from bisect import insort
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -307,6 +308,48 @@ class Event:
             "supersededBy": self.superseded_by, "weight": self.weight.to_record(),
             "createdAt": self.created_at, "updatedAt": self.updated_at,
         }
+
+
+class EventCopies:
+    """Copies of one event, made again and again (a kept search answer's hits, one set per search): what
+    `Event.copy` makes, from a snapshot taken once whose temporal values that need copying are found once,
+    instead of testing each of its sixteen on every copy (a third of the cost)."""
+
+    __slots__ = ("_values", "_temporal", "_temporal_copiers", "_weight")
+
+    def __init__(self, event: Event):
+        snapshot = event.copy()
+        self._values = snapshot.__dict__
+        self._temporal = snapshot.temporal.__dict__
+        self._weight = snapshot.weight.__dict__
+        self._temporal_copiers = tuple((attr, _copier(value)) for attr, value in self._temporal.items()
+                                       if value is not None and type(value) is not str)
+
+    def __call__(self) -> Event:
+        temporal_values = self._temporal.copy()
+        for attr, copier in self._temporal_copiers:
+            temporal_values[attr] = copier(temporal_values[attr])
+        temporal = object.__new__(EventTemporal)
+        temporal.__dict__ = temporal_values
+        weight = object.__new__(EventWeight)
+        weight.__dict__ = self._weight.copy()
+        values = self._values.copy()
+        values["tags"] = values["tags"].copy()
+        values["quotes"] = values["quotes"].copy()
+        values["source_message_ids"] = values["source_message_ids"].copy()
+        values["temporal"] = temporal
+        values["weight"] = weight
+        copied = object.__new__(Event)
+        copied.__dict__ = values
+        return copied
+
+
+def _copier(value: Any) -> Callable[[Any], Any]:
+    """How `EventCopies` copies a temporal value as `_copied` would: a list of texts, or an empty dict, by its
+    own `copy`."""
+    if (type(value) is list and all(type(item) is str for item in value)) or (type(value) is dict and not value):
+        return type(value).copy
+    return _copied
 
 
 @dataclass

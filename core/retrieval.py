@@ -20,7 +20,7 @@ from stratagate.arrays import np
 from stratagate.cancellation import checkpoint
 from stratagate.errors import InvalidInputError
 from stratagate.event_cache import EVENT_CANDIDATE_STATUSES, EventSearchCache, parse_bound
-from stratagate.model import EVENT_STATUSES, Block, Element, ElementFact, Event, Message
+from stratagate.model import EVENT_STATUSES, Block, Element, ElementFact, Event, EventCopies, Message
 from stratagate.search.collation import locale_compare_key
 from stratagate.search.documents import element_fact_search_fields, event_search_fields
 from stratagate.search.index import ExplainedHit, InvertedIndex
@@ -185,6 +185,12 @@ def _optional_text(value: Any, name: str) -> str | None:
     return value
 
 
+def _wanted_names(participants: Iterable[Any]) -> list[str]:
+    """The participants filter's names, normalized, the empty ones left out."""
+    wanted = [normalize_search_text(_optional_text(name, "participants") or "") for name in participants]
+    return [name for name in wanted if name]
+
+
 def _fused(rankings: list[tuple[str, list[str]]], limit: int, explain: bool,
            explain_bm25: Callable[[list[str]], dict[str, ExplainedHit]],
            ) -> tuple[list[tuple[str, float, HitExplanation | None]], list[str]]:
@@ -208,10 +214,11 @@ def _fused(rankings: list[tuple[str, list[str]]], limit: int, explain: bool,
     return rows, [hit.id for hit in fused[limit:]]
 
 
-def _copied_hits(kept: list[tuple[str, float, HitExplanation | None]], events: dict[str, Event]) -> SearchHits[EventHit]:
+def _copied_hits(kept: list[tuple[str, float, HitExplanation | None]],
+                 copies: dict[str, EventCopies]) -> SearchHits[EventHit]:
     """Hits of kept events: each search gets copies, so a caller changing one changes no later answer."""
-    return SearchHits([EventHit(events[item].copy(), score, explanation) for item, score, explanation in kept
-                       if item in events])
+    return SearchHits([EventHit(copies[item](), score, explanation) for item, score, explanation in kept
+                       if item in copies])
 
 
 def _no_explainer(_ids: list[str]) -> dict[str, ExplainedHit]:
@@ -358,6 +365,9 @@ class Retrieval:
         self._facets: StoredFacets | None = None
         # The storage's persistent element index (None: in-memory storage).
         self._stored_facts: StoredFactIndex | None | bool = False
+        self._kept_answer: tuple[list[str], dict[str, EventCopies], tuple[tuple[EventCopies, float], ...]] | None = None
+        """(a kept head, its hits' kept events, each hit's event and score): the last answer of a query without
+        words or filters, fused once for as long as the revision keeps that head and those events."""
 
     # index upkeep -------------------------------------------------------------------------------------------
     def _event_index(self) -> InvertedIndex:
@@ -470,10 +480,9 @@ class Retrieval:
         size = _limit(limit, 6, 20)
         if participants is not None and (isinstance(participants, str) or not isinstance(participants, Iterable)):
             raise InvalidInputError("participants must be a list of names")
-        wanted = [normalize_search_text(_optional_text(p, "participants") or "") for p in participants or []]
-        wanted = [name for name in wanted if name]
+        wanted = _wanted_names(participants) if participants else []
         event_type = _optional_text(event_type, "event_type")
-        type_wanted = normalize_search_text(event_type or "")
+        type_wanted = normalize_search_text(event_type) if event_type else ""
         happened_from = _optional_text(happened_from, "happened_from")
         happened_to = _optional_text(happened_to, "happened_to")
         tokens = search_tokens(query)
@@ -514,7 +523,13 @@ class Retrieval:
         if kept is None:
             return None
         head, events = kept
-        return _copied_hits(_fused([("structured", head)], size, False, _no_explainer)[0], events)
+        answer = self._kept_answer
+        if answer is None or answer[0] is not head or answer[1] is not events:
+            # A head is kept per size (its `top`): the same head is the same fusion.
+            fused = _fused([("structured", head)], size, False, _no_explainer)[0]
+            answer = self._kept_answer = (head, events, tuple((events[item], score)
+                                                              for item, score, _explanation in fused if item in events))
+        return SearchHits([EventHit(copies(), score) for copies, score in answer[2]])
 
     def _search_stored_events(self, index: StoredEventIndex, query: str, tokens: list[str], size: int,
                               temporal_intent: Any, wanted: list[str], type_wanted: str, happened_from: str | None,
@@ -636,9 +651,9 @@ class Retrieval:
         its head (the app repeats its list's query), and each search gets copies of them."""
         ids = tuple(item for item, _score, _explanation in kept)
 
-        def fetched() -> dict[str, Event]:
+        def fetched() -> dict[str, EventCopies]:
             with self._memory.backend.last_read():
-                return {event.id: event for event in self._memory.get_events(ids)}
+                return {event.id: EventCopies(event) for event in self._memory.get_events(ids)}
 
         return _copied_hits(kept, facets.kept_for_revision("hit events", ids, fetched))
 

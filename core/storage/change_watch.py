@@ -41,20 +41,23 @@ class SqliteChangeWatch:
         self._path = path
         self._timeout = timeout
         self._connection: sqlite3.Connection | None = None
+        self._cursor: sqlite3.Cursor | None = None
+        """The connection's one cursor, run again for each read (no cursor object per read)."""
         self._lock = threading.Lock()
         """One statement at a time on the connection: the app reads from a worker thread too."""
 
     def marker(self) -> int:
         """A value that differs from any read before it when a commit happened in between."""
         with self._lock:
-            if self._connection is None:
+            if self._cursor is None:
                 # Autocommit: the pragma's read ends with it, so the watch never holds back a checkpoint.
                 self._connection = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None,
                                                    check_same_thread=False)
-            return self._connection.execute("PRAGMA data_version").fetchall()[0][0]
+                self._cursor = self._connection.cursor()
+            return self._cursor.execute("PRAGMA data_version").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:
             if self._connection is not None:
                 self._connection.close()
-                self._connection = None
+                self._connection = self._cursor = None

@@ -3,6 +3,7 @@ without a read): a commit by anyone, another process included, is seen by the ne
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import textwrap
@@ -84,6 +85,29 @@ def test_a_commit_by_another_open_or_by_the_reader_is_seen_by_the_next_search(
         reader.restore_event(cards[2])
         assert _ids(writer)[0] == cards[2]
         assert _ids(reader) == _ids(writer) != before
+
+
+def test_a_caller_changing_its_hits_changes_no_later_answer(tmp_path: Path) -> None:
+    database = str(tmp_path / "memory.sqlite")
+    with stratagate.open(database, "ns", block_turn_size=1) as memory:
+        memory.append_turn("first turn", "reply")
+        block_id = memory.list_blocks()[0].id
+        for number in range(3):
+            memory.add_event(f"card {number}", source_block_id=block_id, tags=["tag"], quotes=["quote"],
+                             temporal={"participants": ["Ann"], "eventType": "meeting", "note": {"kept": [1]}})
+    with stratagate.open(database, "ns") as memory:
+        memory.search_events("")
+        expected = copy.deepcopy([hit.event for hit in memory.search_events("")])  # answered from what was kept
+        for _ in range(2):
+            for hit in memory.search_events(""):
+                event = hit.event
+                event.title = "changed"
+                for values in (event.tags, event.quotes, event.source_message_ids, event.temporal.participants):
+                    values.append("changed")
+                event.temporal.extra["note"]["kept"].append("changed")
+                event.temporal.extra["added"] = "changed"
+                event.weight.pinned = True
+            assert [hit.event for hit in memory.search_events("")] == expected
 
 
 def test_a_commit_inside_an_exclusive_block_is_seen_there_and_after_a_rollback(tmp_path: Path) -> None:
