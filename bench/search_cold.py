@@ -25,8 +25,9 @@ about 5 %; rare: about 0.2 %). For each size and kind, `--rounds` times, the kin
   rowids only; a search returns its hits' contents, so the peer's first runs are also timed with the hits'
   nine fields fetched (the same query as a subquery, joined back to the FTS5 table by rowid).
 
-- from the disk (SQLite only): the same first search (the worker's open and first query, the CLI, the
-  sqlite3 CLI) with the memory file, or the peer's FTS5 file, evicted from the OS cache just before
+- from the disk (SQLite only), after the columns above (which read both files whole first, to have them in
+  the OS cache): the same first search (the worker's open and first query, the CLI, the sqlite3 CLI) with
+  the memory file, or the peer's FTS5 file, evicted from the OS cache just before
   (`posix_fadvise(POSIX_FADV_DONTNEED)` after an fsync, checked with `fincore`), and only that file: Python
   and its libraries stay cached, as on a machine where the tool is used every day but this memory was not
   opened lately. What each process read from the disk is the kernel's count (`ru_inblock`).
@@ -203,6 +204,13 @@ def evicted(path: Path | str) -> None:
             raise RuntimeError(f"{path}: {resident:,} bytes still in the OS cache after POSIX_FADV_DONTNEED")
 
 
+def cached(path: Path | str) -> None:
+    """The file read whole, so that it is in the OS cache (as right after another process read it)."""
+    with open(path, "rb", buffering=0) as file:
+        while file.read(1 << 20):
+            pass
+
+
 def _read_mb(usage: os.struct_rusage) -> float:
     """What the process read from the disk (the kernel counts 512-byte blocks)."""
     return usage.ru_inblock * 512 / 1e6
@@ -316,12 +324,16 @@ def measure(size: int, by_kind: dict[str, list[tuple[str, dict]]], rounds: int,
     path = database or str(memory_file(size))
     samples: dict[str, list[dict]] = {kind: [] for kind in KINDS}
     for round_ in range(rounds):
+        if database is None:  # the cached columns first, with both files read whole: the disk ones evict them
+            cached(path)
+            cached(peer)
         for kind in KINDS:
             print(f"search_cold: {size:,} events, {kind}, round {round_ + 1}/{rounds}", file=sys.stderr, flush=True)
-            row = _cold(size, kind, by_kind[kind], path, peer)
-            if database is None:
-                row |= _from_disk(by_kind[kind], path, peer)
-            samples[kind].append(row)
+            samples[kind].append(_cold(size, kind, by_kind[kind], path, peer))
+        for kind in KINDS if database is None else ():
+            print(f"search_cold: {size:,} events, {kind} from the disk, round {round_ + 1}/{rounds}", file=sys.stderr,
+                  flush=True)
+            samples[kind][-1] |= _from_disk(by_kind[kind], path, peer)
     return {kind: {name: statistics.median(row[name] for row in rows) for name in rows[0]}
             for kind, rows in samples.items()}
 
