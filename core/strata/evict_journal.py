@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from stratagate.strata import rewrite_worker
 from stratagate.strata.archive import PREVIEW_CHARS, quote, read_blob
 from stratagate.strata.errors import DestinationExistsError, StrataError, UnsafePathError
 from stratagate.strata.fsutil import (
@@ -159,8 +160,10 @@ class EvictionRun:
     back and leaves the journal for the next lock holder, who finishes the run.
     """
 
-    def __init__(self, journal: Path, shadow: ShadowIndex):
+    def __init__(self, journal: Path, shadow: ShadowIndex, files: int = 0):
         self._journal = journal
+        self._files = files  # planned: a large run rewrites in a worker process, forked on entering
+        self._worker: rewrite_worker.RewriteWorker | None = None
         self._shadow = shadow
         self._handle: BinaryIO | None = None  # the journal, created with the first batch
         self._rows: PendingRows | None = None
@@ -172,6 +175,7 @@ class EvictionRun:
         self._writeback: threading.Thread | None = None
 
     def __enter__(self) -> EvictionRun:
+        self._worker = rewrite_worker.start_for(self._files)  # before this run starts any thread
         return self
 
     def __exit__(self, error_type, error, traceback) -> None:
@@ -210,8 +214,11 @@ class EvictionRun:
         self, batch: list[StagedBlob], folders: FolderDescriptors, synced: Future[None]
     ) -> dict[str, str]:
         try:
-            synced.result()  # the batch's section is durable before any of its files is touched
-            skipped = _turn_into_blobs(batch)
+            if self._worker is None:
+                synced.result()  # the batch's section is durable before any of its files is touched
+                skipped = _turn_into_blobs(batch)
+            else:
+                skipped = _turn_into_blobs_in(self._worker, batch, synced)
         finally:
             close_descriptors(batch, folders)
         self._not_archived += [staged.id for staged in batch if staged.path in skipped]
@@ -228,6 +235,7 @@ class EvictionRun:
 
     def _finish(self) -> None:
         self._rewriter.shutdown()
+        self._stop_worker()
         if self._handle is None:
             self._syncer.shutdown()
             return
@@ -257,6 +265,7 @@ class EvictionRun:
 
     def _abandon(self) -> None:
         self._rewriter.shutdown(cancel_futures=True)
+        self._stop_worker()
         self._syncer.shutdown()
         for future, batch, folders in self._handed:
             if future.cancelled():
@@ -267,6 +276,11 @@ class EvictionRun:
             self._rows.rollback()
         if self._handle is not None:
             self._handle.close()
+
+    def _stop_worker(self) -> None:
+        """The worker exits once its input ends; it must be gone before the store lock is released."""
+        if self._worker is not None:
+            self._worker.close()
 
 
 def _write_back(folder: Path) -> None:
@@ -312,6 +326,44 @@ def _turn_into_blobs(batch: list[StagedBlob]) -> dict[str, str]:
         written = pwrite(staged.descriptor, blob, 0)
         if written < len(blob):
             _write_all(staged.descriptor, blob, written)
+    return skipped
+
+
+def _turn_into_blobs_in(
+    worker: rewrite_worker.RewriteWorker, batch: list[StagedBlob], synced: Future[None]
+) -> dict[str, str]:
+    """`_turn_into_blobs` with the renames, checks and writes done by `worker`; files with other hard
+    links, and changed files going back to cooled, are handled here afterwards, in the batch's order."""
+    in_place = [position for position, staged in enumerate(batch) if staged.in_place]
+    jobs = [
+        (
+            staged.descriptor,
+            staged.source_folder,
+            staged.source_name,
+            staged.archive_folder,
+            staged.blob_name,
+            staged.version,
+            staged.blob,
+        )
+        for staged in (batch[position] for position in in_place)
+    ]
+    folders = {job[1] for job in jobs} | {job[3] for job in jobs}
+    descriptors = [*folders, *(job[0] for job in jobs)]
+    synced.result()  # the batch's section is durable before any of its files is touched
+    changed, error = worker.rewrite(jobs, descriptors) if jobs else ([], None)
+    changed_positions = {in_place[index] for index in changed}
+    done = len(batch) if error is None else in_place[error[0]]
+    skipped = {}
+    for position, staged in enumerate(batch[:done]):
+        if not staged.in_place:
+            change = _copy_into_blob(staged)
+            if change:
+                skipped[staged.path] = change
+        elif position in changed_positions:
+            skipped[staged.path] = put_back(staged.blob_file, staged.source)
+    if error is not None:
+        _index, code, message, name, other_name = error
+        raise OSError(code, message, name, None, other_name)
     return skipped
 
 

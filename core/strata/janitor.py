@@ -309,7 +309,7 @@ def apply_evict(
         reserve_descriptor_table(4 * min(len(pending), largest_batch) + 64)
         planned_by_path = {result.path: result for result in plan}
         try:
-            with EvictionRun(store.evict_journal_file, shadow) as run:
+            with EvictionRun(store.evict_journal_file, shadow, files=len(pending)) as run:
                 handed: list[tuple[Future[dict[str, str]], list[StagedBlob]]] = []
                 batch_bytes = 0
                 # One eviction run, one timestamp.
