@@ -76,6 +76,7 @@ from stratagate.storage.change_watch import ChangeWatch, SqliteChangeWatch, Unch
 from stratagate.storage.driver import begin_deferred, defer_begin, driver_rows, end_with_next
 from stratagate.storage.event_order import EventOrder
 from stratagate.storage.legacy import WRITABLE_VERSIONS, LegacySchema
+from stratagate.storage.new_file import create_whole
 from stratagate.storage.sections import SectionError, SectionStore
 from stratagate.timeutil import now_utc8
 
@@ -905,7 +906,9 @@ def _open_sqlite_file(path: Path, *, read_only: bool, timeout: float, create: bo
             raise StorageOpenError(location, f"its folder {path.parent} does not exist")
         if not os.access(path.parent, os.W_OK | os.X_OK):
             raise StorageOpenError(location, f"its folder {path.parent} is read-only; no database can be created there")
-        return _prepare_sqlite(path, location, version=0, read_only=False, timeout=timeout, new_file=True)
+        create_whole(path, lambda staging: _prepare_sqlite(
+            staging, location, version=0, read_only=False, timeout=timeout, new_file=True).close())
+        return _open_sqlite_file(path, read_only=False, timeout=timeout, create=False)
     version = files.read_header(path).user_version
     live_wal = files.has_live_wal(path)
     # A forensic open reads a private copy (file and WAL); the original is never connected to. A live WAL is
