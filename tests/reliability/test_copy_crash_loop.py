@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, inspect
 
 from stratagate import journal
 from stratagate.snapshot import normalize_snapshot
@@ -85,6 +85,13 @@ def _holds(target: str) -> list[str]:
             return []
         with closing(sqlite3.connect(target)) as connection:
             assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    else:  # killed before its schema's transaction committed: the database is as empty as it was made
+        engine = create_engine(target)
+        try:
+            if not inspect(engine).get_table_names():
+                return []
+        finally:
+            engine.dispose()
     with open_backend(target, read_only=True) as backend:
         return backend.list_namespaces()
 
