@@ -18,6 +18,7 @@ from contextlib import closing
 from pathlib import Path
 
 from stratagate.errors import StorageOpenError
+from stratagate.storage.processes import process_exists
 
 _MARK = ".creating-"
 _SIDE_FILES = ("", "-journal", "-wal", "-shm")
@@ -55,18 +56,9 @@ def _remove_abandoned(path: Path) -> None:
         return
     for name in names:
         pid_text = name[len(prefix):].split("-", 1)[0]
-        if pid_text.isdigit() and not _alive(int(pid_text)):
+        if pid_text.isdigit() and not process_exists(int(pid_text)):
             (path.parent / name).unlink(missing_ok=True)
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def _checkpoint(staging: Path) -> None:

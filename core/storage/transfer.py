@@ -45,6 +45,7 @@ from stratagate.journal import (
 from stratagate.snapshot import normalize_snapshot
 from stratagate.storage import schema, snapshot_stream
 from stratagate.storage.files import companion
+from stratagate.storage.processes import process_exists
 from stratagate.storage.sql import IMPORT_ORDER, SNAPSHOT_SECTIONS, Progress, SqlBackend
 from stratagate.validation import NUL, find_nul
 
@@ -238,18 +239,9 @@ def remove_stale_partials(out: Path) -> None:
     """Remove the temp files of exports to `out` whose process is gone (killed before it could clean up)."""
     for candidate in out.parent.glob(f".{out.name}.*{PARTIAL_SUFFIX}"):
         pid_text = candidate.name[len(out.name) + 2 : -len(PARTIAL_SUFFIX)]
-        if pid_text.isdigit() and not _process_exists(int(pid_text)):
+        if pid_text.isdigit() and not process_exists(int(pid_text)):
             candidate.unlink(missing_ok=True)
 
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 # -- import ----------------------------------------------------------------------------------------------------

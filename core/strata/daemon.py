@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from stratagate.storage.processes import process_exists
 from stratagate.strata import daemon_lock
 from stratagate.strata.errors import DaemonRunningError, StrataError
 from stratagate.strata.janitor import FileResult, MaintenanceReport, run_maintenance
@@ -50,15 +51,6 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def daemon_status(store: StrataStore, log_lines: int = 20) -> DaemonStatus:
     """Whether a daemon holds the pid file's locks; a stale file naming no live process is removed."""
@@ -68,7 +60,7 @@ def daemon_status(store: StrataStore, log_lines: int = 20) -> DaemonStatus:
         running = pid is not None or daemon_lock.flock_held(store.pid_file)
         if not running:
             named = _read_pid(store.pid_file)
-            if named is not None and named > 0 and _process_exists(named):
+            if named is not None and named > 0 and process_exists(named):
                 # The reference's daemon locks nothing, and pids are recycled: report it, never signal it.
                 unverified = named
             else:
