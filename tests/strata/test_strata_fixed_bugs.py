@@ -295,6 +295,33 @@ def test_huge_file_is_refused_by_eviction_and_kept(tmp_path: Path, write_file, i
     assert (store.cooled_root / "big.md").stat().st_size == 5000
 
 
+def test_a_plan_applied_at_once_leaves_the_size_check_to_the_apply(tmp_path: Path, write_file, immediate):
+    store = StrataStore(tmp_path, immediate(max_archive_bytes=1000))
+    store.init()
+    write_file(store.cooled_root, "big.md", "x" * 5000)
+    write_file(store.cooled_root, "small.md", "x" * 500)
+    with store.lock():  # tracked files: the plan needs no `lstat` for their age
+        sidecar = store.sidecar()
+        for path in ("big.md", "small.md"):
+            sidecar.start_tracking(path, 0.0)
+        sidecar.save()
+    shown = janitor.plan_evict(store)  # a dry run, a preview: the error is in the plan
+    assert [(result.path, result.status) for result in shown] == [
+        ("big.md", "error"),
+        ("small.md", "would_evict"),
+    ]
+    unchecked = janitor.plan_evict(store, check_sizes=False)
+    assert [result.status for result in unchecked] == ["would_evict", "would_evict"]
+    applied = janitor.apply_evict(store, unchecked)
+    assert [(result.path, result.status) for result in applied] == [
+        ("big.md", "error"),
+        ("small.md", "evicted"),
+    ]
+    same = ("path", "status", "detail", "age_days", "access_count")
+    assert [getattr(applied[0], name) for name in same] == [getattr(shown[0], name) for name in same]
+    assert (store.cooled_root / "big.md").stat().st_size == 5000
+
+
 def test_corrupt_shadow_index_is_reported_and_rebuilt_from_blobs(store: StrataStore, write_file):
     for name in ("a.md", "b.md"):
         write_file(store.cooled_root, f"notes/{name}", f"content of {name} with zebra")

@@ -190,14 +190,19 @@ print(sorted({{result.status for result in results}}), len(results), store.count
     assert done.stdout.split() == ["['evicted']", "300", "300"]
 
 
-def test_eviction_batches_halve_toward_the_end():
-    schedule, left = [], 20_000 - janitor.EVICT_EDGE_BATCH_FILES  # after the small first batch
+def test_eviction_batches_grow_then_halve_toward_the_end():
+    schedule, left = [janitor.EVICT_EDGE_BATCH_FILES], 20_000 - janitor.EVICT_EDGE_BATCH_FILES
     while left > 0:
-        schedule.append(min(janitor._next_batch_files(left, 2048), left))
+        schedule.append(min(janitor._next_batch_files(left, 2048, schedule[-1]), left))
         left -= schedule[-1]
-    assert schedule[:8] == [2048] * 8
-    assert schedule[8:] == [1680, 840, 420, 256, 164]  # the last batches are rewritten after the last read
-    assert janitor._next_batch_files(300, 25) == janitor._next_batch_files(20, 25) == 25  # few descriptors
+    assert sum(schedule) == 20_000
+    # the reader keeps ahead of the rewrite from the first batch on ...
+    assert schedule[:8] == [128, 192, 288, 432, 648, 972, 1458, 2048]
+    # ... and the last batches are rewritten after the last read
+    assert schedule[-5:] == [898, 449, 225, 128, 97]
+    few_descriptors = 25
+    assert janitor._next_batch_files(300, few_descriptors, 25) == few_descriptors
+    assert janitor._next_batch_files(20, few_descriptors, 25) == few_descriptors
 
 
 def test_a_tapered_multi_batch_eviction_archives_every_file_once(store: StrataStore, write_file, monkeypatch):

@@ -97,7 +97,7 @@ def evict(context: click.Context, paths: tuple[str, ...], dry_run: bool) -> None
     _run(
         context,
         store,
-        lambda: janitor.plan_evict(store, chosen),
+        lambda: janitor.plan_evict(store, chosen, check_sizes=dry_run),
         janitor.apply_evict,
         dry_run,
         "Evicting",
