@@ -168,6 +168,9 @@ class EvictionRun:
         self._handle: BinaryIO | None = None  # the journal, created with the first batch
         self._rows: PendingRows | None = None
         self._rewriter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strata-rewrite")
+        # With a worker the rewriter only queues batches for it; this thread takes its answers, so the
+        # worker, the run's slowest step, starts each batch without waiting for this process.
+        self._answers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strata-rewrite-answers")
         # Each section's fsync starts as soon as it is appended, while the previous batch is rewritten.
         self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strata-journal-sync")
         self._handed: list[tuple[Future, list[StagedBlob], FolderDescriptors]] = []
@@ -206,7 +209,11 @@ class EvictionRun:
             close_descriptors(batch, folders)
             raise
         self._handed = [handed for handed in self._handed if not handed[0].done()]
-        future = self._rewriter.submit(self._rewrite, batch, folders, synced)
+        if self._worker is None:
+            future = self._rewriter.submit(self._rewrite, batch, folders, synced)
+        else:
+            sent = self._rewriter.submit(_send_to, self._worker, batch, synced)
+            future = self._answers.submit(self._rewritten_by_worker, batch, folders, sent)
         self._handed.append((future, batch, folders))
         return future
 
@@ -214,13 +221,23 @@ class EvictionRun:
         self, batch: list[StagedBlob], folders: FolderDescriptors, synced: Future[None]
     ) -> dict[str, str]:
         try:
-            if self._worker is None:
-                synced.result()  # the batch's section is durable before any of its files is touched
-                skipped = _turn_into_blobs(batch)
-            else:
-                skipped = _turn_into_blobs_in(self._worker, batch, synced)
+            synced.result()  # the batch's section is durable before any of its files is touched
+            skipped = _turn_into_blobs(batch)
         finally:
             close_descriptors(batch, folders)
+        return self._rewritten(batch, skipped)
+
+    def _rewritten_by_worker(
+        self, batch: list[StagedBlob], folders: FolderDescriptors, sent: Future[list[int]]
+    ) -> dict[str, str]:
+        assert self._worker is not None
+        try:
+            skipped = _answered(self._worker, batch, sent.result())
+        finally:
+            close_descriptors(batch, folders)
+        return self._rewritten(batch, skipped)
+
+    def _rewritten(self, batch: list[StagedBlob], skipped: dict[str, str]) -> dict[str, str]:
         self._not_archived += [staged.id for staged in batch if staged.path in skipped]
         self._start_writeback()
         return skipped
@@ -235,6 +252,7 @@ class EvictionRun:
 
     def _finish(self) -> None:
         self._rewriter.shutdown()
+        self._answers.shutdown()
         self._stop_worker()
         if self._handle is None:
             self._syncer.shutdown()
@@ -265,6 +283,7 @@ class EvictionRun:
 
     def _abandon(self) -> None:
         self._rewriter.shutdown(cancel_futures=True)
+        self._answers.shutdown(cancel_futures=True)
         self._stop_worker()
         self._syncer.shutdown()
         for future, batch, folders in self._handed:
@@ -329,11 +348,11 @@ def _turn_into_blobs(batch: list[StagedBlob]) -> dict[str, str]:
     return skipped
 
 
-def _turn_into_blobs_in(
+def _send_to(
     worker: rewrite_worker.RewriteWorker, batch: list[StagedBlob], synced: Future[None]
-) -> dict[str, str]:
-    """`_turn_into_blobs` with the renames, checks and writes done by `worker`; files with other hard
-    links, and changed files going back to cooled, are handled here afterwards, in the batch's order."""
+) -> list[int]:
+    """Queue `_turn_into_blobs`'s renames, checks and writes of the batch's files with no other hard link
+    for `worker`, once the batch's section is durable; their positions in the batch."""
     in_place = [position for position, staged in enumerate(batch) if staged.in_place]
     jobs = [
         (
@@ -343,14 +362,24 @@ def _turn_into_blobs_in(
             staged.archive_folder,
             staged.blob_name,
             staged.version,
-            staged.blob,
+            len(staged.blob),
         )
         for staged in (batch[position] for position in in_place)
     ]
     folders = {job[1] for job in jobs} | {job[3] for job in jobs}
     descriptors = [*folders, *(job[0] for job in jobs)]
     synced.result()  # the batch's section is durable before any of its files is touched
-    changed, error = worker.rewrite(jobs, descriptors) if jobs else ([], None)
+    if jobs:
+        worker.send(jobs, b"".join(batch[position].blob for position in in_place), descriptors)
+    return in_place
+
+
+def _answered(
+    worker: rewrite_worker.RewriteWorker, batch: list[StagedBlob], in_place: list[int]
+) -> dict[str, str]:
+    """The rest of `_turn_into_blobs` once `worker` answered for the batch `_send_to` queued: files with
+    other hard links, and changed files going back to cooled, handled here, in the batch's order."""
+    changed, error = worker.receive() if in_place else ([], None)
     changed_positions = {in_place[index] for index in changed}
     done = len(batch) if error is None else in_place[error[0]]
     skipped = {}

@@ -3,15 +3,19 @@
 In one process the reading thread's Python (escaping, tags, rows, the journal) and the rewrite thread's
 share one GIL, so a run used about 1.2 of 2 cores. Here the rewrite (rename into `archive/`, the edit
 check's `stat`, the blob's `pwrite`) runs in a child forked when the run starts, before the run starts any
-thread, and only from a process whose one thread is the caller (`_may_fork`). The parent's rewrite thread still waits for each batch's journal section to be fsync'd, then hands
-the batch over: the files' and folders' descriptors by `SCM_RIGHTS` (so the child writes through the very
-descriptor that read, as the thread did) and the blobs in one `marshal`led frame. The child answers with
-the files whose version changed (the parent puts them back) or the error that stopped it.
+thread, and only from a process whose one thread is the caller (`_may_fork`). The parent's rewrite thread
+still waits for each batch's journal section to be fsync'd, then queues the batch: the names and versions
+in a `marshal`led frame, the blobs one after the other in a second frame, and the files' and folders'
+descriptors by `SCM_RIGHTS` (so the child writes through the very descriptor that read, as the thread
+did). Another parent thread takes the answers, so the child starts each batch as soon as it has answered
+the one before: the files whose version changed (the parent puts them back) or the error that stopped it.
 
 Safety: the child inherits the store lock's open file description (an `flock` belongs to it, not to the
 process), so no other process takes the lock and recovers while the child still renames, even if the parent
 is killed; `PR_SET_PDEATHSIG` kills the child as soon as its parent dies. A child that dies makes the batch
 raise `RewriteWorkerDied`: the run fails and leaves its journal to the next lock holder, as a crash does.
+A batch queued behind one that failed may still be moved: its journal section was durable before it was
+queued, so that next lock holder finishes it too.
 The child runs only a short loop of `os` calls on functions bound before the fork (no imports, no logging,
 no locks), never returns into the parent's code and ends in `os._exit`.
 """
@@ -26,6 +30,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 
 from stratagate.strata.errors import StrataError
 
@@ -71,7 +76,8 @@ class RewriteWorkerDied(StrataError):
 
 
 class RewriteWorker:
-    """The child process and the parent's end of its socket. Not thread-safe: one batch at a time."""
+    """The child process and the parent's end of its socket. One thread may `send` batches while another
+    `receive`s their answers, in the same order."""
 
     def __init__(self) -> None:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -88,21 +94,31 @@ class RewriteWorker:
         self._socket = parent_end
         self.pid = pid
         self._status: int | None = None
+        self._waiting = threading.Lock()
 
-    def rewrite(self, jobs: list[tuple], descriptors: list[int]) -> tuple[list[int], tuple | None]:
-        """Send one batch; returns (indices of jobs whose file changed, the error that stopped the batch,
-        as (index, errno, strerror, filename, filename2), or None). Each job: (file descriptor, folder
-        descriptor, name, archive descriptor, blob name, (inode, size, mtime_ns), blob); every descriptor
-        they name is in `descriptors`."""
+    def send(self, jobs: list[tuple], blobs: bytes, descriptors: list[int]) -> None:
+        """Queue one batch: the child starts it as soon as it has answered the one before, so it never
+        waits for this process to take the answer in. Each job: (file descriptor, folder descriptor, name,
+        archive descriptor, blob name, (inode, size, mtime_ns), blob length); `blobs` holds the jobs' blobs
+        one after the other (apart from the small jobs, not `marshal`led: that cost 3 ms per MB); every
+        descriptor the jobs name is in `descriptors`, which must stay open until `receive` has answered
+        for the batch."""
         payload = marshal.dumps((descriptors, jobs))
         try:
-            self._socket.sendall(len(payload).to_bytes(_HEADER, "little") + payload)
+            self._socket.sendall(_frame_header(payload) + payload + _frame_header(blobs))
+            self._socket.sendall(blobs)
             for start in range(0, len(descriptors), _FDS_PER_MESSAGE):
                 chunk = array.array("i", descriptors[start : start + _FDS_PER_MESSAGE])
                 self._socket.sendmsg([b"F"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, chunk)])
-            header = _receive_exactly(self._socket, _HEADER)
-            reply = _receive_exactly(self._socket, int.from_bytes(header, "little")) if header else None
         except OSError:  # a broken pipe: the child is gone
+            raise RewriteWorkerDied(self.pid, self._exit_description()) from None
+
+    def receive(self) -> tuple[list[int], tuple | None]:
+        """The answer for the oldest batch sent and not yet answered: (indices of jobs whose file changed,
+        the error that stopped the batch, as (index, errno, strerror, filename, filename2), or None)."""
+        try:
+            reply = _receive_frame(self._socket)
+        except OSError:
             reply = None
         if not reply:
             raise RewriteWorkerDied(self.pid, self._exit_description())
@@ -114,8 +130,9 @@ class RewriteWorker:
         self._wait()
 
     def _wait(self) -> None:
-        if self._status is None:
-            self._status = os.waitpid(self.pid, 0)[1]
+        with self._waiting:  # one thread sends and another receives: both may find the child gone
+            if self._status is None:
+                self._status = os.waitpid(self.pid, 0)[1]
 
     def _exit_description(self) -> str:
         self._socket.close()
@@ -126,17 +143,29 @@ class RewriteWorker:
         return f"exited with code {os.waitstatus_to_exitcode(self._status)}"
 
 
-def _receive_exactly(channel: socket.socket, size: int) -> bytes:
-    """`size` bytes, or b"" if the other end closed first."""
+def _frame_header(data: bytes) -> bytes:
+    return len(data).to_bytes(_HEADER, "little")
+
+
+def _receive_frame(channel: socket.socket) -> bytearray | None:
+    """The next length-prefixed frame, or None if the other end closed first."""
+    header = _receive_exactly(channel, _HEADER)
+    if not header:
+        return None
+    return _receive_exactly(channel, int.from_bytes(header, "little"))
+
+
+def _receive_exactly(channel: socket.socket, size: int) -> bytearray:
+    """`size` bytes, or none if the other end closed first."""
     buffer = bytearray(size)
     view = memoryview(buffer)
     received = 0
     while received < size:
         count = channel.recv_into(view[received:], size - received, socket.MSG_WAITALL)
         if count == 0:
-            return b""
+            return bytearray()
         received += count
-    return bytes(buffer)
+    return buffer
 
 
 def _serve(channel: socket.socket, parent_pid: int) -> int:
@@ -151,10 +180,11 @@ def _serve(channel: socket.socket, parent_pid: int) -> int:
     rename, stat, pwrite, close = os.rename, os.stat, os.pwrite, os.close
     space = socket.CMSG_SPACE(_FDS_PER_MESSAGE * array.array("i").itemsize)
     while True:
-        header = _receive_exactly(channel, _HEADER)
-        if not header:
+        frame = _receive_frame(channel)
+        if frame is None:
             return 0
-        descriptors, jobs = marshal.loads(_receive_exactly(channel, int.from_bytes(header, "little")))
+        descriptors, jobs = marshal.loads(frame)
+        blobs = memoryview(_receive_frame(channel) or b"")
         received: list[int] = []
         while len(received) < len(descriptors):
             _data, ancillary, _flags, _address = channel.recvmsg(1, space)
@@ -166,7 +196,9 @@ def _serve(channel: socket.socket, parent_pid: int) -> int:
                 return 72  # the parent died mid-message
         local = dict(zip(descriptors, received, strict=True))
         changed, error = [], None
-        for index, (file, folder, name, archive, blob_name, version, blob) in enumerate(jobs):
+        end = 0
+        for index, (file, folder, name, archive, blob_name, version, length) in enumerate(jobs):
+            start, end = end, end + length
             try:
                 archive = local[archive]
                 rename(name, blob_name, src_dir_fd=local[folder], dst_dir_fd=archive)
@@ -176,13 +208,13 @@ def _serve(channel: socket.socket, parent_pid: int) -> int:
                     changed.append(index)
                     continue
                 file = local[file]
-                written = pwrite(file, blob, 0)
-                while written < len(blob):
-                    written += pwrite(file, memoryview(blob)[written:], written)
+                written = pwrite(file, blobs[start:end], 0)
+                while written < length:
+                    written += pwrite(file, blobs[start + written : end], written)
             except OSError as failure:
                 error = (index, failure.errno, failure.strerror, failure.filename, failure.filename2)
                 break
         for descriptor in received:
             close(descriptor)
         reply = marshal.dumps((changed, error))
-        channel.sendall(len(reply).to_bytes(_HEADER, "little") + reply)
+        channel.sendall(_frame_header(reply) + reply)
