@@ -176,6 +176,36 @@ def test_an_error_in_the_worker_is_raised_as_the_rewrite_thread_raises_it(
     assert store.counts()["archived"] + len(store.list_files(Tier.COOLED)) == 10
 
 
+def test_batches_queued_behind_a_failed_one_are_finished_by_the_next_lock_holder(
+    cooled_notes: StrataStore, monkeypatch
+):
+    """The worker takes batches queued ahead: after an error in the first, the next ones may still be moved,
+    and the next lock holder finishes them from their durable journal sections."""
+    store = cooled_notes
+    _fork_for_every_run(monkeypatch)
+    monkeypatch.setattr(janitor, "EVICT_EDGE_BATCH_FILES", 2)
+    monkeypatch.setattr(janitor, "_evict_batch_files", lambda: 3)  # batches of 2, 3, 3, 2 files
+
+    def refuse():
+        raise OSError(errno.EIO, os.strerror(errno.EIO), "01.md", None, "x.json")
+
+    _dying_rename(monkeypatch, 2, refuse)
+    with pytest.raises(OSError, match="Input/output error"):
+        janitor.apply_evict(store, janitor.plan_evict(store))
+    monkeypatch.undo()
+
+    assert store.evict_journal_file.exists()
+    janitor.plan_evict(store)  # any lock holder recovers first
+    assert not store.evict_journal_file.exists()
+    # the two journalled batches are archived (the failed one too), the two never read are still cooled
+    assert store.counts()["archived"] == 5
+    assert [file.path for file in store.list_files(Tier.COOLED)] == [
+        f"notes/{n:02d}.md" for n in range(5, 10)
+    ]
+    for path, text in TEXTS.items():
+        assert read(store, path).content == text
+
+
 def test_small_runs_and_failed_forks_rewrite_in_a_thread(cooled_notes: StrataStore, monkeypatch):
     store = cooled_notes
 
