@@ -99,3 +99,14 @@ class StoreNotFoundError(StrataError):
         super().__init__(
             f"{base_dir}: no Strata store here (no 'active' folder); run `stratagate strata init` first"
         )
+
+
+class RewriteWorkerDied(StrataError):
+    """Eviction's forked rewrite worker (`rewrite_worker`) died or was killed during a run."""
+
+    def __init__(self, pid: int, how: str):
+        self.pid = pid
+        super().__init__(
+            f"eviction's rewrite worker (pid {pid}) {how}; this run stopped and the next process to take "
+            "the store lock finishes it from the journal"
+        )

@@ -32,7 +32,7 @@ import socket
 import sys
 import threading
 
-from stratagate.strata.errors import StrataError
+from stratagate.strata.errors import RewriteWorkerDied
 
 # Runs of fewer files rewrite in a thread: the fork, the child's start and its exit cost about this many
 # files' worth of wall time (measured: see docs/strata.md, "Sixth pass").
@@ -64,15 +64,6 @@ def _may_fork() -> bool:
         return len(os.listdir("/proc/self/task")) == 1
     except OSError:
         return False
-
-
-class RewriteWorkerDied(StrataError):
-    def __init__(self, pid: int, how: str):
-        self.pid = pid
-        super().__init__(
-            f"eviction's rewrite worker (pid {pid}) {how}; this run stopped and the next process to take "
-            "the store lock finishes it from the journal"
-        )
 
 
 class RewriteWorker:

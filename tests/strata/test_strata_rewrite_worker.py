@@ -14,8 +14,8 @@ import pytest
 from stratagate.strata import StrataStore, Tier, janitor, rewrite_worker
 from stratagate.strata import evict_journal as evict_journal_module
 from stratagate.strata.cascade import read
+from stratagate.strata.errors import RewriteWorkerDied
 from stratagate.strata.evict_journal import append_batch
-from stratagate.strata.rewrite_worker import RewriteWorkerDied
 
 TEXTS = {f"notes/{number:02d}.md": f"# Note {number}\n\nabout zebras é {number}\n" for number in range(10)}
 
