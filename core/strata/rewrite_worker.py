@@ -91,7 +91,7 @@ class RewriteWorker:
         """Queue one batch: the child starts it as soon as it has answered the one before, so it never
         waits for this process to take the answer in. Each job: (file descriptor, folder descriptor, name,
         archive descriptor, blob name, (inode, size, mtime_ns), blob length); `blobs` holds the jobs' blobs
-        one after the other (apart from the small jobs, not `marshal`led: that cost 3 ms per MB); every
+        one after the other (not `marshal`led with the jobs: that took 6.6 ms per 2,048 blobs, a join 1.5); every
         descriptor the jobs name is in `descriptors`, which must stay open until `receive` has answered
         for the batch."""
         payload = marshal.dumps((descriptors, jobs))
@@ -147,7 +147,7 @@ def _receive_frame(channel: socket.socket) -> bytearray | None:
 
 
 def _receive_exactly(channel: socket.socket, size: int) -> bytearray:
-    """`size` bytes, or none if the other end closed first."""
+    """`size` bytes, or an empty buffer if the other end closed first."""
     buffer = bytearray(size)
     view = memoryview(buffer)
     received = 0

@@ -184,7 +184,7 @@ def test_batches_queued_behind_a_failed_one_are_finished_by_the_next_lock_holder
     store = cooled_notes
     _fork_for_every_run(monkeypatch)
     monkeypatch.setattr(janitor, "EVICT_EDGE_BATCH_FILES", 2)
-    monkeypatch.setattr(janitor, "_evict_batch_files", lambda: 3)  # batches of 2, 3, 3, 2 files
+    monkeypatch.setattr(janitor, "_evict_batch_files", lambda: 3)  # batches of 2, 3, 2, 2, 1 files
 
     def refuse():
         raise OSError(errno.EIO, os.strerror(errno.EIO), "01.md", None, "x.json")
@@ -197,7 +197,7 @@ def test_batches_queued_behind_a_failed_one_are_finished_by_the_next_lock_holder
     assert store.evict_journal_file.exists()
     janitor.plan_evict(store)  # any lock holder recovers first
     assert not store.evict_journal_file.exists()
-    # the two journalled batches are archived (the failed one too), the two never read are still cooled
+    # the two journalled batches are archived (the failed one too), the three never read are still cooled
     assert store.counts()["archived"] == 5
     assert [file.path for file in store.list_files(Tier.COOLED)] == [
         f"notes/{n:02d}.md" for n in range(5, 10)
